@@ -1,0 +1,77 @@
+# Finds every dependency the standard way and says which Debian package to install when one is missing.
+# Required: LuaJIT 2.1 (library and the luajit compiler for embedding Lua), Open MPI, Threads.
+# Optional: CUDA toolkit headers (cuda backend), HIP (hip backend), Catch2 v2 (tests), libedit (REPL).
+
+find_package(Threads REQUIRED)
+
+# --- LuaJIT ---------------------------------------------------------------------------------------
+find_path(LUAJIT_INCLUDE_DIR luajit.h PATH_SUFFIXES luajit-2.1)
+if(IRIS_STATIC_LUAJIT)
+  find_library(LUAJIT_LIBRARY NAMES libluajit-5.1.a luajit-5.1)
+else()
+  find_library(LUAJIT_LIBRARY NAMES luajit-5.1)
+endif()
+find_program(LUAJIT_EXECUTABLE NAMES luajit)
+if(NOT LUAJIT_INCLUDE_DIR OR NOT LUAJIT_LIBRARY)
+  message(FATAL_ERROR "LuaJIT 2.1 not found: install the Debian package libluajit-5.1-dev")
+endif()
+if(NOT LUAJIT_EXECUTABLE)
+  message(FATAL_ERROR "the luajit compiler (to embed the Lua sources) was not found: install the Debian package luajit")
+endif()
+add_library(iris_luajit INTERFACE)
+target_include_directories(iris_luajit INTERFACE ${LUAJIT_INCLUDE_DIR})
+target_link_libraries(iris_luajit INTERFACE ${LUAJIT_LIBRARY} ${CMAKE_DL_LIBS} m)
+message(STATUS "iris: LuaJIT ${LUAJIT_LIBRARY}")
+
+# --- MPI ------------------------------------------------------------------------------------------
+find_package(MPI COMPONENTS C)
+if(NOT MPI_C_FOUND)
+  message(FATAL_ERROR "MPI not found: install the Debian packages libopenmpi-dev openmpi-bin")
+endif()
+find_program(IRIS_MPIEXEC NAMES mpirun mpiexec)
+
+# --- CUDA (headers only: libcuda and libnvrtc are opened at run time) -----------------------------
+set(IRIS_HAVE_CUDA OFF)
+if(IRIS_WITH_CUDA)
+  find_path(CUDA_DRIVER_INCLUDE_DIR cuda.h
+            HINTS ENV CUDA_HOME ENV CUDA_PATH /usr/local/cuda PATH_SUFFIXES include)
+  find_path(NVRTC_INCLUDE_DIR nvrtc.h
+            HINTS ENV CUDA_HOME ENV CUDA_PATH /usr/local/cuda PATH_SUFFIXES include)
+  if(CUDA_DRIVER_INCLUDE_DIR AND NVRTC_INCLUDE_DIR)
+    set(IRIS_HAVE_CUDA ON)
+    message(STATUS "iris: cuda backend on (headers in ${CUDA_DRIVER_INCLUDE_DIR}; libcuda and libnvrtc load at run time)")
+  else()
+    message(STATUS "iris: cuda backend left out: cuda.h/nvrtc.h not found (install the CUDA toolkit or set CUDA_HOME)")
+  endif()
+endif()
+
+# --- HIP ------------------------------------------------------------------------------------------
+set(IRIS_HAVE_HIP OFF)
+if(IRIS_WITH_HIP)
+  find_path(HIP_INCLUDE_DIR hip/hip_runtime_api.h HINTS ENV ROCM_PATH /opt/rocm PATH_SUFFIXES include)
+  find_library(HIP_LIBRARY amdhip64 HINTS ENV ROCM_PATH /opt/rocm PATH_SUFFIXES lib)
+  if(HIP_INCLUDE_DIR AND HIP_LIBRARY)
+    set(IRIS_HAVE_HIP ON)
+    message(STATUS "iris: hip backend on (${HIP_LIBRARY})")
+  else()
+    message(STATUS "iris: hip backend left out: HIP not found (install the Debian package libamdhip64-dev)")
+  endif()
+endif()
+
+# --- libedit (REPL line editing) ------------------------------------------------------------------
+find_path(LIBEDIT_INCLUDE_DIR editline/readline.h)
+find_library(LIBEDIT_LIBRARY NAMES edit)
+if(LIBEDIT_INCLUDE_DIR AND LIBEDIT_LIBRARY)
+  set(IRIS_HAVE_LIBEDIT ON)
+else()
+  set(IRIS_HAVE_LIBEDIT OFF)
+  message(STATUS "iris: REPL without line editing: libedit not found (install the Debian package libedit-dev)")
+endif()
+
+# --- Catch2 (tests) -------------------------------------------------------------------------------
+if(IRIS_BUILD_TESTS)
+  find_package(Catch2 2 QUIET)
+  if(NOT Catch2_FOUND)
+    message(FATAL_ERROR "Catch2 v2 not found: install the Debian package catch2 (or configure with -DIRIS_BUILD_TESTS=OFF)")
+  endif()
+endif()

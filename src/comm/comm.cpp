@@ -1,0 +1,283 @@
+#include "comm/comm.hpp"
+
+#include <mpi.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+
+namespace iris::comm {
+namespace {
+
+constexpr int kTagDone = 7001;
+// How long a collective keeps trying after a peer said it finished: a root's broadcast can complete
+// on the root before the data reaches the others, so "finished" alone does not prove a hang.
+constexpr double kFinishedPeerGraceSeconds = 2.0;
+
+struct Header {
+  char op[56];
+  uint64_t arg;
+};
+static_assert(sizeof(Header) == 64, "fixed-size header");
+
+void check_mpi(int rc, const char* call) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw Error(Errc::environment, format("%s failed: %.*s", call, len, text));
+}
+
+// Spins briefly (collectives among ranks of one node complete in microseconds), then sleeps with a
+// growing pause so that oversubscribed ranks leave the cores to the ranks that have work.
+class Backoff {
+ public:
+  void pause() {
+    if (++spins_ < 200) return;
+    std::this_thread::sleep_for(std::chrono::microseconds(sleep_us_));
+    if (sleep_us_ < 1000) sleep_us_ *= 2;
+  }
+
+ private:
+  int spins_ = 0;
+  int sleep_us_ = 10;
+};
+
+}  // namespace
+
+struct Comm::Mpi {
+  MPI_Comm world = MPI_COMM_NULL;    // collectives
+  MPI_Comm control = MPI_COMM_NULL;  // "I finished" notices, kept apart from collective traffic
+  MPI_Comm node = MPI_COMM_NULL;     // ranks of this node
+};
+
+bool started_by_launcher() {
+  static const char* kLauncherVariables[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
+                                             "MPI_LOCALNRANKS", "MV2_COMM_WORLD_SIZE"};
+  for (const char* name : kLauncherVariables) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
+
+std::unique_ptr<Comm> Comm::create(int* argc, char*** argv) {
+  std::unique_ptr<Comm> comm(new Comm());
+  comm->m_ = std::make_unique<Mpi>();
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (!initialized && !started_by_launcher()) {
+    comm->job_id_ = format("%d-%lld", static_cast<int>(getpid()),
+                           static_cast<long long>(std::chrono::steady_clock::now().time_since_epoch().count()));
+    comm->peer_done_.assign(1, 0);
+    return comm;
+  }
+  comm->mpi_ = true;
+  if (!initialized) {
+    int provided = 0;
+    check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    comm->owns_mpi_ = true;
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  Mpi& m = *comm->m_;
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &m.world), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &m.control), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &m.node),
+            "MPI_Comm_split_type");
+  MPI_Comm_rank(m.world, &comm->rank_);
+  MPI_Comm_size(m.world, &comm->size_);
+  MPI_Comm_rank(m.node, &comm->local_rank_);
+  MPI_Comm_size(m.node, &comm->local_size_);
+  comm->peer_done_.assign(comm->size_, 0);
+
+  char id[64] = {0};
+  if (comm->rank_ == 0) {
+    std::snprintf(id, sizeof id, "%d-%lld", static_cast<int>(getpid()),
+                  static_cast<long long>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  }
+  check_mpi(MPI_Bcast(id, sizeof id, MPI_CHAR, 0, m.world), "MPI_Bcast");
+  comm->job_id_ = id;
+  return comm;
+}
+
+Comm::~Comm() = default;
+
+void Comm::poll_control() {
+  if (!mpi_) return;
+  for (;;) {
+    int flag = 0;
+    MPI_Status status;
+    MPI_Iprobe(MPI_ANY_SOURCE, kTagDone, m_->control, &flag, &status);
+    if (!flag) return;
+    int token = 0;
+    MPI_Recv(&token, 1, MPI_INT, status.MPI_SOURCE, kTagDone, m_->control, MPI_STATUS_IGNORE);
+    if (!peer_done_[status.MPI_SOURCE]) {
+      peer_done_[status.MPI_SOURCE] = 1;
+      ++peers_done_;
+    }
+  }
+}
+
+void Comm::wait(void* request_ptr, const std::string& what) {
+  auto* request = static_cast<MPI_Request*>(request_ptr);
+  Backoff backoff;
+  std::chrono::steady_clock::time_point finished_peer_seen{};
+  bool saw_finished_peer = false;
+  for (;;) {
+    int done = 0;
+    check_mpi(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return;
+    poll_control();
+    if (peers_done_ > 0) {
+      auto now = std::chrono::steady_clock::now();
+      if (!saw_finished_peer) {
+        saw_finished_peer = true;
+        finished_peer_seen = now;
+      } else if (std::chrono::duration<double>(now - finished_peer_seen).count() > kFinishedPeerGraceSeconds) {
+        std::string finished;
+        for (int r = 0; r < size_; ++r) {
+          if (peer_done_[r]) finished += (finished.empty() ? "" : ", ") + std::to_string(r);
+        }
+        throw Error(Errc::peer_finished,
+                    format("%s can never complete: rank%s %s already finished the script "
+                           "(every rank must make the same collective calls in the same order)",
+                           what.c_str(), peers_done_ > 1 ? "s" : "", finished.c_str()));
+      }
+    }
+    interrupt::check(what.c_str());
+    backoff.pause();
+  }
+}
+
+std::vector<Announcement> Comm::announce(const std::string& op, uint64_t arg) {
+  Header mine{};
+  std::snprintf(mine.op, sizeof mine.op, "%s", op.c_str());
+  mine.arg = arg;
+  std::vector<Header> headers(size_);
+  if (mpi_) {
+    MPI_Request request;
+    check_mpi(MPI_Iallgather(&mine, sizeof mine, MPI_BYTE, headers.data(), sizeof mine, MPI_BYTE, m_->world, &request),
+              "MPI_Iallgather");
+    wait(&request, op);
+  } else {
+    headers[0] = mine;
+  }
+  std::vector<Announcement> all(size_);
+  for (int r = 0; r < size_; ++r) {
+    all[r].op = std::string(headers[r].op, strnlen(headers[r].op, sizeof headers[r].op));
+    all[r].arg = headers[r].arg;
+  }
+  for (int r = 0; r < size_; ++r) {
+    if (all[r].op != all[rank_].op) {
+      throw Error(Errc::divergence,
+                  format("collective mismatch: this rank is in %s but rank %d is in %s "
+                         "(every rank must make the same collective calls in the same order)",
+                         all[rank_].op.c_str(), r, all[r].op.c_str()));
+    }
+  }
+  return all;
+}
+
+void Comm::broadcast(void* data, size_t bytes, int root) {
+  if (!mpi_ || bytes == 0) return;
+  if (bytes > static_cast<size_t>(INT32_MAX)) throw Error(Errc::invalid_argument, "broadcast of more than 2 GiB");
+  MPI_Request request;
+  check_mpi(MPI_Ibcast(data, static_cast<int>(bytes), MPI_BYTE, root, m_->world, &request), "MPI_Ibcast");
+  wait(&request, "broadcast");
+}
+
+void Comm::allgather(const void* mine, size_t bytes, void* all) {
+  if (!mpi_) {
+    std::memcpy(all, mine, bytes);
+    return;
+  }
+  MPI_Request request;
+  check_mpi(MPI_Iallgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes), MPI_BYTE,
+                           m_->world, &request),
+            "MPI_Iallgather");
+  wait(&request, "allgather");
+}
+
+void Comm::node_allgather(const void* mine, size_t bytes, void* all) {
+  if (!mpi_) {
+    std::memcpy(all, mine, bytes);
+    return;
+  }
+  MPI_Request request;
+  check_mpi(MPI_Iallgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes), MPI_BYTE,
+                           m_->node, &request),
+            "MPI_Iallgather");
+  wait(&request, "node allgather");
+}
+
+std::vector<std::vector<uint8_t>> Comm::allgatherv(const void* mine, size_t bytes) {
+  std::vector<std::vector<uint8_t>> out(size_);
+  if (!mpi_) {
+    out[0].assign(static_cast<const uint8_t*>(mine), static_cast<const uint8_t*>(mine) + bytes);
+    return out;
+  }
+  std::vector<uint64_t> sizes(size_);
+  uint64_t my_size = bytes;
+  allgather(&my_size, sizeof my_size, sizes.data());
+  std::vector<int> counts(size_), displs(size_);
+  uint64_t total = 0;
+  for (int r = 0; r < size_; ++r) {
+    counts[r] = static_cast<int>(sizes[r]);
+    displs[r] = static_cast<int>(total);
+    total += sizes[r];
+  }
+  std::vector<uint8_t> all(total + 1);
+  MPI_Request request;
+  check_mpi(MPI_Iallgatherv(mine, static_cast<int>(bytes), MPI_BYTE, all.data(), counts.data(), displs.data(),
+                            MPI_BYTE, m_->world, &request),
+            "MPI_Iallgatherv");
+  wait(&request, "allgatherv");
+  for (int r = 0; r < size_; ++r) out[r].assign(all.begin() + displs[r], all.begin() + displs[r] + counts[r]);
+  return out;
+}
+
+void Comm::abort(int exit_code) {
+  std::fflush(stdout);
+  std::fflush(stderr);
+  if (mpi_ && size_ > 1) {
+    // Give the launcher's output forwarding a moment to carry this rank's message out first.
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    MPI_Abort(MPI_COMM_WORLD, exit_code);
+  }
+  std::_Exit(exit_code);
+}
+
+void Comm::finish() {
+  if (finished_) return;
+  finished_ = true;
+  if (!mpi_) return;
+  std::vector<MPI_Request> sends;
+  int token = rank_;
+  for (int r = 0; r < size_; ++r) {
+    if (r == rank_) continue;
+    sends.emplace_back();
+    check_mpi(MPI_Isend(&token, 1, MPI_INT, r, kTagDone, m_->control, &sends.back()), "MPI_Isend");
+  }
+  Backoff backoff;
+  while (peers_done_ < size_ - 1) {
+    poll_control();
+    backoff.pause();
+  }
+  MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
+}
+
+void Comm::finalize() {
+  if (!mpi_ || finalized_) return;
+  finalized_ = true;
+  MPI_Comm_free(&m_->node);
+  MPI_Comm_free(&m_->control);
+  MPI_Comm_free(&m_->world);
+  if (owns_mpi_) MPI_Finalize();
+}
+
+}  // namespace iris::comm

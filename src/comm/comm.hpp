@@ -1,0 +1,91 @@
+// Ranks and host-side collectives.
+//
+// Started by mpirun (or another MPI launcher) the ranks are MPI processes; started alone, iris-lua is one
+// rank and never touches MPI. Every collective here is non-blocking underneath and waited on in a loop
+// that also watches for:
+//   - divergence: each collective first exchanges a small header naming the operation, so a rank in
+//     ctx:barrier() while another is in ctx:zeros() gets an error naming both instead of a hang;
+//   - finished peers: a rank that ends its script tells the others; a collective that a finished rank
+//     never joined can never complete and becomes an error;
+//   - Ctrl-C (core/interrupt.hpp).
+// A failing rank calls abort(), which ends every rank of the job (MPI_Abort).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace iris::comm {
+
+// What one rank announced when entering a collective.
+struct Announcement {
+  std::string op;  // e.g. "ctx:zeros()"
+  uint64_t arg;    // operation-specific (a size, a root, ...)
+};
+
+class Comm {
+ public:
+  // MPI when a launcher started this process, else a single rank without MPI.
+  static std::unique_ptr<Comm> create(int* argc, char*** argv);
+  ~Comm();
+  Comm(const Comm&) = delete;
+  Comm& operator=(const Comm&) = delete;
+
+  int rank() const { return rank_; }
+  int size() const { return size_; }
+  // Position among the ranks of this node (MPI shared-memory split); selects the device.
+  int local_rank() const { return local_rank_; }
+  int local_size() const { return local_size_; }
+  bool is_mpi() const { return mpi_; }
+  // A string unique to this job, equal on every rank (names shared-memory segments and cache locks).
+  const std::string& job_id() const { return job_id_; }
+
+  // Every rank announces `op` with `arg`; returns what each rank announced (index = rank).
+  // Throws Errc::divergence when ranks announce different operations. Completes only once every rank
+  // has arrived, so it is also a barrier.
+  std::vector<Announcement> announce(const std::string& op, uint64_t arg = 0);
+  void barrier(const std::string& op = "ctx:barrier()") { announce(op, 0); }
+
+  // Plain collectives without a header: call them right after announce() for the same operation.
+  void broadcast(void* data, size_t bytes, int root);
+  void allgather(const void* mine, size_t bytes, void* all);  // `all` holds size() * bytes
+  // Each rank contributes any number of bytes; returns every rank's bytes.
+  std::vector<std::vector<uint8_t>> allgatherv(const void* mine, size_t bytes);
+  // Same as allgather, but among the ranks of this node only (local_size() * bytes).
+  void node_allgather(const void* mine, size_t bytes, void* all);
+
+  // Ends the whole job with `exit_code`: under MPI every rank ends (MPI_Abort); alone, the process exits.
+  [[noreturn]] void abort(int exit_code);
+
+  // Normal end of this rank's work: tells the others and waits until every rank has finished. A rank
+  // still waiting in a collective that this rank never joined gets Errc::peer_finished.
+  void finish();
+  // Releases MPI (after finish(), once nothing needs the other ranks any more).
+  void finalize();
+
+ private:
+  Comm() = default;
+  void wait(void* request, const std::string& what);
+  void poll_control();
+
+  bool mpi_ = false;
+  bool owns_mpi_ = false;
+  bool finished_ = false;
+  bool finalized_ = false;
+  int rank_ = 0;
+  int size_ = 1;
+  int local_rank_ = 0;
+  int local_size_ = 1;
+  std::string job_id_;
+  std::vector<char> peer_done_;  // peer_done_[r]: rank r said it finished
+  int peers_done_ = 0;
+  struct Mpi;
+  std::unique_ptr<Mpi> m_;
+};
+
+// Whether this process was started by an MPI launcher (mpirun, srun, hydra).
+bool started_by_launcher();
+
+}  // namespace iris::comm

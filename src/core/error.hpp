@@ -1,0 +1,37 @@
+// One exception type for every failure inside iris-lua's C++ core. The C boundary (src/capi) turns it
+// into a status code plus message; the Lua side raises it at the user's line.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+
+namespace iris {
+
+enum class Errc {
+#define IRIS_ERROR(name, exit_code, summary) name,
+#include "core/errors.def"
+#undef IRIS_ERROR
+};
+
+// Process exit code for an error of this kind (1 or 2, see shared/API.md).
+int exit_code_of(Errc code);
+// Stable lower-case name, as Lua sees it in err.kind ("heap_exhausted", ...).
+const char* name_of(Errc code);
+const char* summary_of(Errc code);
+
+class Error : public std::runtime_error {
+ public:
+  Error(Errc code, const std::string& message) : std::runtime_error(message), code_(code) {}
+  Errc code() const { return code_; }
+
+ private:
+  Errc code_;
+};
+
+// printf-style formatting into a std::string; used to build error messages.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+// "1.5 GiB", "256 B": sizes as they appear in error messages.
+std::string human_bytes(unsigned long long bytes);
+
+}  // namespace iris

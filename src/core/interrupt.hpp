@@ -1,0 +1,13 @@
+// Ctrl-C: the signal handler only sets a flag. Lua notices it through a debug hook ("interrupted!"),
+// long waits in C++ (collectives, device synchronization) poll it and throw Errc::interrupted.
+#pragma once
+
+namespace iris::interrupt {
+
+void request();          // async-signal-safe
+bool requested();
+void clear();
+// Throws Error(Errc::interrupted) when a request is pending (and clears it).
+void check(const char* where);
+
+}  // namespace iris::interrupt

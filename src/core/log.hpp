@@ -1,0 +1,19 @@
+// Rank-prefixed log lines on stderr: "[iris 1/4] warning: message". The level threshold comes from
+// IRIS_LOG_LEVEL; ctx:info()/:warning() in Lua and the C++ core write through here.
+#pragma once
+
+#include <string>
+
+namespace iris::log {
+
+enum class Level { debug = 0, info = 1, warning = 2, error = 3 };
+
+// Reads IRIS_LOG_LEVEL; an unknown value is an environment error naming the accepted ones.
+void configure_from_environment();
+void set_rank(int rank, int world_size);
+bool enabled(Level level);
+void write(Level level, const std::string& message);
+// Parses "debug" | "info" | "warning" | "error"; returns false on anything else.
+bool parse_level(const std::string& text, Level* out);
+
+}  // namespace iris::log

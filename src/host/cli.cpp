@@ -1,0 +1,176 @@
+#include "host/cli.hpp"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/env.hpp"
+#include "core/error.hpp"
+#include "iris/host.hpp"
+#include "iris/version.hpp"
+
+namespace iris::cli {
+namespace {
+
+const char* kUsage =
+    "usage: iris-lua [options] [script [args...]]\n"
+    "       iris-lua test [--filter PATTERN] [--junit FILE] [--timeout SECONDS] [files or dirs...]\n"
+    "       mpirun -np N iris-lua [options] [script [args...]]\n";
+
+const char* kOptions =
+    "options:\n"
+    "  -e chunk     run the string 'chunk'\n"
+    "  -l name      require library 'name' into the global 'name'\n"
+    "  -i           enter the interactive REPL after running the script\n"
+    "  -v, --version  print the version\n"
+    "  -h, --help   print this help\n"
+    "  --           stop handling options\n"
+    "  -            run standard input as the script\n"
+    "With no script and no -e, iris-lua opens the REPL (on a terminal with line editing; from a pipe it\n"
+    "runs the chunks in order without prompts).\n";
+
+// What the command line asks for, in the order luajit does it: -l and -e in order, the script, then -i.
+struct Plan {
+  struct Step {
+    char kind;  // 'e' or 'l'
+    std::string text;
+  };
+  std::vector<Step> steps;
+  bool has_script = false;
+  std::string script;
+  std::vector<std::string> script_args;
+  std::vector<std::string> interpreter_args;  // arg[-k]
+  bool interactive = false;
+  bool version = false;
+  bool help = false;
+  bool test = false;
+  std::vector<std::string> test_args;
+};
+
+// Only one rank prints usage errors, so `mpirun -np 8 iris-lua -x` says it once.
+bool is_first_rank() {
+  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
+    const char* value = std::getenv(name);
+    if (value != nullptr) return std::atoi(value) == 0;
+  }
+  return true;
+}
+
+int usage_error(const std::string& message) {
+  if (is_first_rank()) std::fprintf(stderr, "iris-lua: %s\n%s", message.c_str(), kUsage);
+  return 2;
+}
+
+// Returns 0 on success, else the exit code of a usage error (already printed).
+int parse(int argc, char** argv, Plan* plan) {
+  if (argc > 1 && std::strcmp(argv[1], "test") == 0) {
+    plan->test = true;
+    for (int k = 2; k < argc; ++k) plan->test_args.push_back(argv[k]);
+    return 0;
+  }
+  int i = 1;
+  for (; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.empty() || a[0] != '-' || a == "-") break;  // the script ("-": standard input)
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "-h" || a == "--help") {
+      plan->help = true;
+    } else if (a == "-v" || a == "--version") {
+      plan->version = true;
+    } else if (a == "-i") {
+      plan->interactive = true;
+    } else if (a[1] == 'e' || a[1] == 'l') {
+      std::string text = a.substr(2);  // "-eCODE" or "-e CODE", as luajit accepts
+      if (text.empty()) {
+        if (i + 1 >= argc) return usage_error("option '" + a + "' needs an argument");
+        text = argv[++i];
+      }
+      plan->steps.push_back({a[1], text});
+    } else {
+      return usage_error("unknown option '" + a + "'");
+    }
+  }
+  for (int k = 0; k < i; ++k) plan->interpreter_args.push_back(argv[k]);
+  if (i < argc) {
+    plan->has_script = true;
+    plan->script = argv[i];
+    for (int k = i + 1; k < argc; ++k) plan->script_args.push_back(argv[k]);
+  }
+  return 0;
+}
+
+void print_help() {
+  std::printf("iris-lua %s: Lua scripts that program several GPUs as one\n\n%s\n%s\nenvironment:\n",
+              IRIS_LUA_VERSION, kUsage, kOptions);
+  size_t count = 0;
+  const env::Info* vars = env::all(&count);
+  for (size_t k = 0; k < count; ++k) {
+    std::printf("  %-20s %s (default: %s)\n", vars[k].name, vars[k].description, vars[k].default_value);
+  }
+  std::printf("\nexit codes: 0 success, 1 script error or failed tests, 2 usage or environment error\n");
+}
+
+// Prints a failure and ends the job: with several ranks the others may be blocked on this one, so
+// the whole job ends now; alone, the host finishes normally first.
+int fail(Host& host, const RunResult& result) {
+  std::fprintf(stderr, "%s\n", host.describe(result).c_str());
+  std::fflush(stderr);
+  if (host.world_size() > 1) host.abort_job(result.exit_code);
+  host.finish();
+  return result.exit_code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Plan plan;
+  if (int rc = parse(argc, argv, &plan)) return rc;
+  if (plan.help) {
+    print_help();
+    return 0;
+  }
+  if (plan.version) {
+    std::printf("iris-lua %s\n", IRIS_LUA_VERSION);
+    return 0;
+  }
+
+  try {
+    Host host(HostOptions{&argc, &argv, "iris-lua"});
+    if (plan.test) {
+      RunResult r = host.call("iris.testing.main", plan.test_args);
+      if (!r.ok() && !r.message.empty()) return fail(host, r);
+      int finish_code = host.finish();
+      return r.exit_code != 0 ? r.exit_code : finish_code;
+    }
+    host.set_script_args(plan.has_script ? plan.script : "", plan.script_args, plan.interpreter_args);
+    for (const auto& step : plan.steps) {
+      RunResult r = step.kind == 'e' ? host.run_string(step.text) : host.require_module(step.text);
+      if (!r.ok()) return fail(host, r);
+    }
+    if (plan.has_script) {
+      RunResult r = host.run_file(plan.script, plan.script_args);
+      if (!r.ok()) return fail(host, r);
+    }
+    bool repl = plan.interactive || (!plan.has_script && plan.steps.empty());
+    if (repl) {
+      RunResult r = host.call("iris.repl.run", {isatty(STDIN_FILENO) ? "terminal" : "pipe"});
+      if (!r.ok() && !r.message.empty()) return fail(host, r);
+      int finish_code = host.finish();
+      return r.exit_code != 0 ? r.exit_code : finish_code;
+    }
+    return host.finish();
+  } catch (const Error& e) {
+    // Starting the host failed (MPI, the Lua state): nothing else has run yet.
+    std::fprintf(stderr, "iris-lua: %s\n", e.what());
+    return exit_code_of(e.code());
+  }
+}
+
+}  // namespace iris::cli

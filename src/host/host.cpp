@@ -1,0 +1,268 @@
+// The Host: one LuaJIT state per rank, everything run inside protected calls (as luajit.c does), errors
+// returned with their traceback, Ctrl-C turned into a Lua error, and an orderly end across ranks.
+#include "iris/host.hpp"
+
+#include <lua.hpp>
+#include <signal.h>
+
+#include <cstdio>
+#include <memory>
+
+#include "capi/process.hpp"
+#include "comm/comm.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/log.hpp"
+#include "host/embedded_lua.hpp"
+
+namespace iris {
+namespace {
+
+const char* kTracebackKey = "iris.host.last_traceback";
+
+// The state a Ctrl-C interrupts (one Host per process).
+lua_State* g_signal_state = nullptr;
+
+void stop_hook(lua_State* L, lua_Debug*) {
+  lua_sethook(L, nullptr, 0, 0);
+  luaL_error(L, "interrupted!");
+}
+
+void on_interrupt(int signal_number) {
+  ::signal(signal_number, SIG_DFL);  // a second Ctrl-C ends the process the default way
+  interrupt::request();
+  if (g_signal_state != nullptr) lua_sethook(g_signal_state, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+// Message handler for every protected call: keeps the message as the error value and stores the
+// traceback beside it, so callers can print either.
+int message_handler(lua_State* L) {
+  if (!lua_isstring(L, 1)) {
+    if (lua_isnoneornil(L, 1) || !luaL_callmeta(L, 1, "__tostring") || !lua_isstring(L, -1)) {
+      lua_pushfstring(L, "(error object is a %s value)", luaL_typename(L, 1));
+    }
+    lua_replace(L, 1);
+    lua_settop(L, 1);
+  }
+  luaL_traceback(L, L, nullptr, 1);
+  lua_setfield(L, LUA_REGISTRYINDEX, kTracebackKey);
+  return 1;
+}
+
+int load_embedded_module(lua_State* L) {
+  const auto* module = static_cast<const host::EmbeddedLuaModule*>(lua_touserdata(L, lua_upvalueindex(1)));
+  std::string chunk_name = std::string("@") + module->path;
+  if (luaL_loadbuffer(L, reinterpret_cast<const char*>(module->bytecode), module->size, chunk_name.c_str()) != 0) {
+    return lua_error(L);
+  }
+  lua_pushvalue(L, 1);
+  lua_call(L, 1, 1);
+  return 1;
+}
+
+}  // namespace
+
+struct Host::Impl {
+  HostOptions options;
+  std::unique_ptr<comm::Comm> comm;
+  lua_State* L = nullptr;
+  bool finished = false;
+
+  // Runs the function below `nargs` arguments on the stack, protected. Leaves nothing on the stack.
+  // With `result_is_exit_code`, an integer the function returns becomes the result's exit code.
+  RunResult protected_call(int nargs, bool result_is_exit_code = false) {
+    int base = lua_gettop(L) - nargs;
+    lua_pushcfunction(L, message_handler);
+    lua_insert(L, base);
+    g_signal_state = L;
+    ::signal(SIGINT, on_interrupt);
+    int status = lua_pcall(L, nargs, 1, base);
+    ::signal(SIGINT, SIG_DFL);
+    g_signal_state = nullptr;
+    interrupt::clear();
+    RunResult result;
+    if (status != 0) {
+      result.message = lua_isstring(L, -1) ? lua_tostring(L, -1) : "(error object is not a string)";
+      lua_getfield(L, LUA_REGISTRYINDEX, kTracebackKey);
+      if (lua_isstring(L, -1)) result.traceback = lua_tostring(L, -1);
+      lua_pop(L, 1);
+      result.exit_code = exit_code_for(result.message);
+    } else if (result_is_exit_code && lua_isnumber(L, -1)) {
+      result.exit_code = static_cast<int>(lua_tointeger(L, -1));
+    }
+    lua_settop(L, base - 1);
+    return result;
+  }
+
+  // Errors raised by the iris module remember their kind; environment and usage errors exit with 2.
+  int exit_code_for(const std::string& message) {
+    int top = lua_gettop(L);
+    int code = 1;
+    lua_getglobal(L, "require");
+    lua_pushliteral(L, "iris.errors");
+    if (lua_pcall(L, 1, 1, 0) == 0) {
+      lua_getfield(L, -1, "exit_code");
+      lua_pushlstring(L, message.data(), message.size());
+      if (lua_pcall(L, 1, 1, 0) == 0 && lua_isnumber(L, -1)) code = static_cast<int>(lua_tointeger(L, -1));
+    }
+    lua_settop(L, top);
+    return code;
+  }
+
+  RunResult load_failure(int status) {
+    RunResult result;
+    result.exit_code = 2;  // missing file or syntax error: a usage error, nothing ran
+    result.message = lua_isstring(L, -1) ? lua_tostring(L, -1) : "cannot load chunk";
+    (void)status;
+    lua_pop(L, 1);
+    return result;
+  }
+};
+
+Host::Host(const HostOptions& options) : impl_(new Impl) {
+  impl_->options = options;
+  // Under mpirun stdout is a pipe; line buffering keeps each rank's lines whole and timely.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  log::configure_from_environment();
+  impl_->comm = comm::Comm::create(options.argc, options.argv);
+  capi::attach_comm(impl_->comm.get());
+  log::set_rank(impl_->comm->rank(), impl_->comm->size());
+
+  lua_State* L = luaL_newstate();
+  if (L == nullptr) throw Error(Errc::environment, "cannot create the Lua state: out of memory");
+  impl_->L = L;
+  luaL_openlibs(L);
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "preload");
+  for (const host::EmbeddedLuaModule* m = host::kEmbeddedLuaModules; m->name != nullptr; ++m) {
+    lua_pushlightuserdata(L, const_cast<host::EmbeddedLuaModule*>(m));
+    lua_pushcclosure(L, load_embedded_module, 1);
+    lua_setfield(L, -2, m->name);
+  }
+  lua_pop(L, 2);
+  RunResult loaded = require_module("iris");
+  if (!loaded.ok()) throw Error(Errc::internal, "cannot load the iris module: " + loaded.message + "\n" + loaded.traceback);
+}
+
+Host::~Host() {
+  if (impl_->L != nullptr) lua_close(impl_->L);
+  delete impl_;
+}
+
+int Host::rank() const { return impl_->comm->rank(); }
+int Host::world_size() const { return impl_->comm->size(); }
+lua_State* Host::lua_state() { return impl_->L; }
+
+void Host::add_function(const std::string& global_name, LuaFunction function) {
+  lua_pushcfunction(impl_->L, function);
+  lua_setglobal(impl_->L, global_name.c_str());
+}
+
+void Host::add_module(const std::string& name, LuaFunction opener) {
+  lua_State* L = impl_->L;
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "preload");
+  lua_pushcfunction(L, opener);
+  lua_setfield(L, -2, name.c_str());
+  lua_pop(L, 2);
+}
+
+void Host::set_script_args(const std::string& script, const std::vector<std::string>& args,
+                           const std::vector<std::string>& interpreter_args) {
+  lua_State* L = impl_->L;
+  lua_createtable(L, static_cast<int>(args.size()), static_cast<int>(interpreter_args.size()) + 1);
+  int k = -static_cast<int>(interpreter_args.size());
+  for (const auto& a : interpreter_args) {
+    lua_pushstring(L, a.c_str());
+    lua_rawseti(L, -2, k++);
+  }
+  lua_pushstring(L, script.c_str());
+  lua_rawseti(L, -2, 0);
+  for (size_t i = 0; i < args.size(); ++i) {
+    lua_pushstring(L, args[i].c_str());
+    lua_rawseti(L, -2, static_cast<int>(i) + 1);
+  }
+  lua_setglobal(L, "arg");
+}
+
+RunResult Host::run_file(const std::string& path, const std::vector<std::string>& args) {
+  lua_State* L = impl_->L;
+  int status = luaL_loadfile(L, path == "-" ? nullptr : path.c_str());
+  if (status != 0) return impl_->load_failure(status);
+  for (const auto& a : args) lua_pushstring(L, a.c_str());
+  return impl_->protected_call(static_cast<int>(args.size()));
+}
+
+RunResult Host::run_string(const std::string& code, const std::string& chunk_name) {
+  lua_State* L = impl_->L;
+  int status = luaL_loadbuffer(L, code.data(), code.size(), chunk_name.c_str());
+  if (status != 0) return impl_->load_failure(status);
+  return impl_->protected_call(0);
+}
+
+RunResult Host::require_module(const std::string& name) {
+  lua_State* L = impl_->L;
+  // As luajit -l: require called from C (so its message carries no chunk position), result stored
+  // in the global of the same name.
+  lua_pushcfunction(L, [](lua_State* L) {
+    lua_getglobal(L, "require");
+    lua_pushvalue(L, 1);
+    lua_call(L, 1, 1);
+    lua_setglobal(L, lua_tostring(L, 1));
+    return 0;
+  });
+  lua_pushstring(L, name.c_str());
+  return impl_->protected_call(1);
+}
+
+RunResult Host::call(const std::string& function_path, const std::vector<std::string>& args) {
+  lua_State* L = impl_->L;
+  // "iris.repl.run": require the longest module prefix that loads, then index the rest.
+  static const char* kResolve =
+      "local path = ...\n"
+      "local module, field = path:match('^(.*)%.([^.]+)$')\n"
+      "local owner = module and require(module) or _G\n"
+      "local fn = owner[field or path]\n"
+      "if type(fn) ~= 'function' then error(path .. ' is not a function', 0) end\n"
+      "return fn(select(2, ...))";
+  luaL_loadbuffer(L, kResolve, std::char_traits<char>::length(kResolve), "=(host)");
+  lua_pushstring(L, function_path.c_str());
+  for (const auto& a : args) lua_pushstring(L, a.c_str());
+  return impl_->protected_call(static_cast<int>(args.size()) + 1, /*result_is_exit_code=*/true);
+}
+
+std::string Host::describe(const RunResult& result) const {
+  std::string text = format("%s[rank %d]: %s", impl_->options.program_name.c_str(), rank(), result.message.c_str());
+  if (!result.traceback.empty()) text += "\n" + result.traceback;
+  return text;
+}
+
+void Host::abort_job(int exit_code) { impl_->comm->abort(exit_code); }
+
+int Host::finish() {
+  if (impl_->finished) return 0;
+  impl_->finished = true;
+  try {
+    capi::synchronize_runtime();
+  } catch (const Error& e) {
+    RunResult failure{exit_code_of(e.code()), e.what(), ""};
+    std::fprintf(stderr, "%s\n", describe(failure).c_str());
+    abort_job(failure.exit_code);
+  }
+  // Tensors still alive are released by their finalizers here; releasing is local, never collective.
+  lua_close(impl_->L);
+  impl_->L = nullptr;
+  try {
+    impl_->comm->finish();
+    capi::shutdown_runtime();
+    impl_->comm->finalize();
+  } catch (const Error& e) {
+    RunResult failure{exit_code_of(e.code()), e.what(), ""};
+    std::fprintf(stderr, "%s\n", describe(failure).c_str());
+    abort_job(failure.exit_code);
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+}  // namespace iris

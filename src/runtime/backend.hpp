@@ -1,0 +1,124 @@
+// The one interface every backend implements: cpu/, cuda/, hip/ (one folder each, same shape).
+//
+// A backend owns one device for this rank: its memory (the symmetric heap and its peers' mappings),
+// one in-order stream of work, compiled modules and launches. Everything above it (heap allocator,
+// tensors, kernels) is written against this interface only.
+//
+// Ordering contract: every method that touches device memory runs after all work previously launched
+// by this rank and has finished when it returns, except launch(), which is asynchronous. Faults of
+// asynchronous work surface at the next synchronize() (or any method that waits) as
+// Error(Errc::device_fault) naming the kernels in flight.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace iris::comm {
+class Comm;
+}
+
+namespace iris::runtime {
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+struct LaunchConfig {
+  Dim3 grid;
+  Dim3 block;
+  size_t shared_bytes = 0;  // dynamic shared memory per block
+};
+
+// What a backend's kernels are compiled with and for.
+struct CodeTarget {
+  std::string compiler;  // "nvrtc", "hiprtc" or "cxx" (the host C++ compiler, cpu backend)
+  std::string arch;      // "sm_90", "gfx90a", "x86_64"
+};
+
+// Memory both the host and the device can address directly (CUDA/HIP: pinned and mapped). The device
+// header reports failed waits into such a buffer, which stays readable after a device fault.
+struct MappedHostBuffer {
+  void* host = nullptr;
+  void* device = nullptr;
+  size_t bytes = 0;
+};
+
+// A loaded module (cubin, code object or shared object).
+class Module {
+ public:
+  virtual ~Module() = default;
+  // Handle for launch(); `symbol` is the lowered name the compiler reported. Throws if absent.
+  virtual void* function(const std::string& symbol) = 0;
+  // Writes a module-scope __device__ variable (the iris module state: rank, heap bases, mailbox).
+  virtual void write_global(const std::string& symbol, const void* data, size_t bytes) = 0;
+};
+
+// A point on the stream, for device-timed intervals (iris.bench).
+class Event {
+ public:
+  virtual ~Event() = default;
+  virtual void record() = 0;
+  // Milliseconds from `start` to this event; waits for this event.
+  virtual double elapsed_ms_since(Event& start) = 0;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual const char* name() const = 0;  // "cuda", "hip", "cpu"
+  virtual int device() const = 0;        // device ordinal in use
+  virtual std::string device_name() const = 0;
+  virtual CodeTarget code_target() const = 0;
+
+  // --- symmetric heap ------------------------------------------------------------------------------
+  // Allocates this rank's heap (once). Returns its base in this process.
+  virtual void* allocate_heap(size_t bytes) = 0;
+  // An opaque handle other ranks of the node can open; the same length on every rank.
+  virtual std::vector<uint8_t> export_heap() = 0;
+  // Maps `peer`'s heap into this process; returns its base here. `peer_device` is the ordinal the
+  // peer uses (equal to device() when ranks share a device).
+  virtual void* import_peer_heap(int peer, int peer_device, const std::vector<uint8_t>& handle, size_t bytes) = 0;
+  // Called on every rank once every rank has opened every peer: nothing needs the exported names any
+  // more (the cpu backend unlinks its shared-memory segments here, so a crash leaves nothing behind).
+  virtual void peers_opened() {}
+  // Closes the peers' mappings and frees this rank's heap.
+  virtual void release_heaps() = 0;
+
+  virtual MappedHostBuffer allocate_mapped_host(size_t bytes) = 0;
+  virtual void free_mapped_host(MappedHostBuffer& buffer) = 0;
+
+  // --- memory operations (ordered after launched work; complete on return) --------------------------
+  virtual void copy_to_host(void* host, const void* device, size_t bytes) = 0;
+  virtual void copy_from_host(void* device, const void* host, size_t bytes) = 0;
+  // Device to device, also between this rank's heap and a peer's mapped heap.
+  virtual void copy_device(void* dst, const void* src, size_t bytes) = 0;
+  // Writes `count` copies of the `pattern_bytes`-long pattern (1, 2, 4 or 8 bytes) at `device`.
+  virtual void fill(void* device, const void* pattern, size_t pattern_bytes, size_t count) = 0;
+  // True when the host may dereference device pointers itself (cpu backend), after synchronize().
+  virtual bool host_addressable() const = 0;
+
+  // Waits for all launched work; throws Error(device_fault) naming the kernels that were in flight.
+  virtual void synchronize() = 0;
+
+  // --- kernels -------------------------------------------------------------------------------------
+  virtual std::unique_ptr<Module> load_module(const std::vector<uint8_t>& code) = 0;
+  // Asynchronous. `args[i]` points at the i-th argument's value. `kernel_label` names the kernel in
+  // fault messages ("put_ones (pattern.lua:12)").
+  virtual void launch(Module& module, void* function, const LaunchConfig& config, void** args,
+                      const std::string& kernel_label) = 0;
+  virtual std::unique_ptr<Event> create_event() = 0;
+};
+
+// Backend names in the order `auto` tries them.
+std::vector<std::string> backend_names();
+
+// Creates the named backend ("cuda", "hip", "cpu" or "auto") for this rank: picks the device from the
+// node-local rank modulo the device count. Throws Error(environment) saying why a backend is unusable
+// (no driver, no device, not built in) and what to do.
+std::unique_ptr<Backend> create_backend(const std::string& name, const comm::Comm& comm);
+
+}  // namespace iris::runtime

@@ -1,0 +1,11 @@
+# Fails when a variable declared in src/core/env.def is missing from docs/environment.md.
+file(STRINGS ${DEF} lines REGEX "^IRIS_ENV\\(")
+file(READ ${DOC} doc)
+foreach(line IN LISTS lines)
+  string(REGEX MATCH "\"(IRIS_[A-Z_]+)\"" found "${line}")
+  set(name ${CMAKE_MATCH_1})
+  string(FIND "${doc}" "`${name}`" at)
+  if(at EQUAL -1)
+    message(FATAL_ERROR "docs/environment.md does not document ${name} (declared in src/core/env.def)")
+  endif()
+endforeach()
