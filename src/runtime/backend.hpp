@@ -111,6 +111,12 @@ class Backend {
   virtual void launch(Module& module, void* function, const LaunchConfig& config, void** args,
                       const std::string& kernel_label) = 0;
   virtual std::unique_ptr<Event> create_event() = 0;
+
+  // --- references for benchmarks (docs/perf.md) ------------------------------------------------------
+  // Launches `function` `iterations` times straight through the driver (no argument checks, no
+  // bookkeeping), waits, and returns the seconds it took: what k:launch from Lua is measured against.
+  virtual double time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
+                                   int iterations) = 0;
 };
 
 // Backend names in the order `auto` tries them.

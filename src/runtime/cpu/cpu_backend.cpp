@@ -1,0 +1,66 @@
+#include "runtime/cpu/cpu_backend.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <cstring>
+
+#include "core/error.hpp"
+#include "runtime/cpu/cpu_execution.hpp"
+#include "runtime/cpu/cpu_memory.hpp"
+
+namespace iris::runtime {
+
+CpuBackend::CpuBackend(const comm::Comm& comm)
+    : comm_(comm), memory_(std::make_unique<CpuMemory>(comm)), execution_(std::make_unique<CpuExecution>(comm)) {}
+
+CpuBackend::~CpuBackend() = default;
+
+std::string CpuBackend::device_name() const {
+  return format("host CPU (%ld cores)", sysconf(_SC_NPROCESSORS_ONLN));
+}
+
+CodeTarget CpuBackend::code_target() const {
+  struct utsname name;
+  uname(&name);
+  return CodeTarget{"cxx", name.machine};
+}
+
+void* CpuBackend::allocate_heap(size_t bytes) { return memory_->allocate_heap(bytes); }
+std::vector<uint8_t> CpuBackend::export_heap() { return memory_->export_heap(); }
+void* CpuBackend::import_peer_heap(int peer, int, const std::vector<uint8_t>& handle, size_t bytes) {
+  return memory_->import_peer_heap(peer, handle, bytes);
+}
+void CpuBackend::peers_opened() { memory_->peers_opened(); }
+void CpuBackend::release_heaps() { memory_->release_heaps(); }
+MappedHostBuffer CpuBackend::allocate_mapped_host(size_t bytes) { return memory_->allocate_mapped_host(bytes); }
+void CpuBackend::free_mapped_host(MappedHostBuffer& buffer) { memory_->free_mapped_host(buffer); }
+
+// The "device" is host memory and launches have completed when launch() returned: plain memory
+// operations keep a stream's order.
+void CpuBackend::copy_to_host(void* host, const void* device, size_t bytes) { std::memmove(host, device, bytes); }
+void CpuBackend::copy_from_host(void* device, const void* host, size_t bytes) { std::memmove(device, host, bytes); }
+void CpuBackend::copy_device(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); }
+
+void CpuBackend::fill(void* device, const void* pattern, size_t pattern_bytes, size_t count) {
+  auto* out = static_cast<unsigned char*>(device);
+  if (pattern_bytes == 1) {
+    std::memset(out, *static_cast<const unsigned char*>(pattern), count);
+    return;
+  }
+  for (size_t i = 0; i < count; ++i) std::memcpy(out + i * pattern_bytes, pattern, pattern_bytes);
+}
+
+void CpuBackend::synchronize() { execution_->synchronize(); }
+std::unique_ptr<Module> CpuBackend::load_module(const std::vector<uint8_t>& code) { return execution_->load_module(code); }
+void CpuBackend::launch(Module& module, void* function, const LaunchConfig& config, void** args,
+                        const std::string& kernel_label) {
+  execution_->launch(module, function, config, args, kernel_label);
+}
+std::unique_ptr<Event> CpuBackend::create_event() { return execution_->create_event(); }
+double CpuBackend::time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
+                                     int iterations) {
+  return execution_->time_raw_launches(module, function, config, args, iterations);
+}
+
+}  // namespace iris::runtime
