@@ -1,0 +1,22 @@
+// The layout of every rank's symmetric heap. The same on every rank, so a reserved object has the same
+// offset everywhere and any rank can reach it in any other rank's heap.
+//
+//   [0, 32 KiB)        heap bases table: world_size uint64_t, where this rank sees each rank's heap
+//   [32 KiB, 64 KiB)   runtime scratch: flags and counters of iris's own device code (device barrier)
+//   [64 KiB, size)     user tensors, managed by the collective allocator
+#pragma once
+
+#include <cstddef>
+
+namespace iris::heap {
+
+constexpr size_t kHeapBasesOffset = 0;
+constexpr size_t kHeapBasesBytes = 32 * 1024;  // room for 4096 ranks
+constexpr size_t kRuntimeScratchOffset = 32 * 1024;
+constexpr size_t kRuntimeScratchBytes = 32 * 1024;
+constexpr size_t kUserOffset = 64 * 1024;
+// Every allocation starts on this boundary (at least 256 bytes, shared/API.md; 16-byte vector accesses
+// and cache lines need far less).
+constexpr size_t kAlignment = 256;
+
+}  // namespace iris::heap
