@@ -1,6 +1,257 @@
 #include "kernels/registry.hpp"
 
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "comm/comm.hpp"
+#include "compiler/cache.hpp"
+#include "compiler/device_sources.hpp"
+#include "compiler/hash.hpp"
+#include "core/env.hpp"
+#include "core/error.hpp"
+#include "heap/layout.hpp"
+#include "heap/symmetric_heap.hpp"
+#include "iris/impl/abi.h"
+#include "kernels/wait_report.hpp"
+#include "runtime/runtime.hpp"
+
 namespace iris::kernels {
-Registry::Registry() = default;
-Registry::~Registry() = default;
+namespace {
+
+Registry* g_registry_in_use = nullptr;
+
+std::string host_arch() {
+  struct utsname name;
+  uname(&name);
+  return name.machine;
+}
+
+std::string trim(const std::string& s) {
+  const size_t begin = s.find_first_not_of(" \t");
+  if (begin == std::string::npos) return "";
+  return s.substr(begin, s.find_last_not_of(" \t") - begin + 1);
+}
+
+// The translation unit every compiler sees: the header, then the user's code with its own line numbers.
+std::string translation_unit(const ProgramSource& source) {
+  std::string name;
+  for (char c : source.file_name) {
+    if (c == '"' || c == '\\') name += '\\';
+    name += c;
+  }
+  return "#include <iris/iris.hpp>\n#line 1 \"" + name + "\"\n" + source.source + "\n";
+}
+
+const char* kBarrierSource = "kernels/device_barrier.hip";
+
+}  // namespace
+
+std::vector<runtime::CodeTarget> parse_cross_targets(const std::string& text) {
+  std::vector<runtime::CodeTarget> targets;
+  std::stringstream in(text);
+  for (std::string entry; std::getline(in, entry, ',');) {
+    entry = trim(entry);
+    if (entry.empty()) continue;
+    const size_t colon = entry.find(':');
+    const std::string platform = entry.substr(0, colon);
+    const std::string arch = colon == std::string::npos ? "" : trim(entry.substr(colon + 1));
+    if (platform == "cuda" && (arch.rfind("sm_", 0) == 0 || arch.rfind("compute_", 0) == 0)) {
+      targets.push_back({"nvrtc", arch});
+    } else if (platform == "hip" && arch.rfind("gfx", 0) == 0) {
+      targets.push_back({"hiprtc", arch});
+    } else if (platform == "cpu") {
+      targets.push_back({"cxx", arch.empty() ? host_arch() : arch});
+    } else {
+      throw Error(Errc::environment, "IRIS_CROSS_COMPILE: '" + entry +
+                                         "' is not a target; write cuda:sm_XX, hip:gfxNNN or cpu, separated by commas "
+                                         "(e.g. cuda:sm_90,hip:gfx90a)");
+    }
+  }
+  return targets;
+}
+
+RegistryOptions RegistryOptions::from_environment() {
+  RegistryOptions o;
+  o.cache_dir = compiler::default_cache_dir();
+  if (auto text = env::get(env::Var::cross_compile)) o.cross_targets = parse_cross_targets(*text);
+  if (auto text = env::get(env::Var::wait_timeout)) {
+    char* end = nullptr;
+    const double seconds = std::strtod(text->c_str(), &end);
+    if (end == text->c_str() || *end != '\0' || !(seconds > 0) || seconds > 1e6) {
+      throw Error(Errc::environment, "IRIS_WAIT_TIMEOUT must be a number of seconds above 0, got '" + *text + "'");
+    }
+    o.wait_timeout_ns = static_cast<int64_t>(std::llround(seconds * 1e9));
+  }
+  if (auto text = env::get(env::Var::launch_blocking)) {
+    if (*text != "0" && *text != "1") {
+      throw Error(Errc::environment, "IRIS_LAUNCH_BLOCKING must be 0 or 1, got '" + *text + "'");
+    }
+    o.launch_blocking = *text == "1";
+  }
+  return o;
+}
+
+Registry::Registry(DeviceContext device, RegistryOptions options)
+    : device_(device), options_(std::move(options)) {
+  if (device_.mailbox.host == nullptr) {
+    device_.mailbox = device_.backend->allocate_mapped_host(sizeof(abi::DeviceMailbox));
+    owns_mailbox_ = true;
+  }
+  std::memset(device_.mailbox.host, 0, sizeof(abi::DeviceMailbox));
+}
+
+Registry::~Registry() {
+  programs_.clear();  // modules go before the backend that loaded them
+  if (owns_mailbox_) device_.backend->free_mapped_host(device_.mailbox);
+}
+
+Registry& Registry::of(runtime::Runtime& rt) {
+  if (!rt.kernels) {
+    DeviceContext d;
+    d.backend = rt.backend.get();
+    d.rank = rt.comm.rank();
+    d.world_size = rt.comm.size();
+    if (rt.heap) {
+      d.heap_bases = rt.heap->device_heap_bases();
+      d.heap_base = rt.heap->base_of(d.rank);
+    }
+    d.mailbox = rt.mailbox;
+    rt.kernels = std::make_unique<Registry>(d, RegistryOptions::from_environment());
+  }
+  return *rt.kernels;
+}
+
+compiler::KernelCache& Registry::cache() {
+  if (!cache_) {
+    cache_ = std::make_unique<compiler::KernelCache>(options_.cache_dir);
+    include_dir_ = compiler::materialize_device_headers(cache_->dir());
+  }
+  return *cache_;
+}
+
+compiler::Compiler& Registry::compiler(const std::string& kind) {
+  auto& slot = compilers_[kind];
+  if (!slot) slot = compiler::make_compiler(kind);
+  return *slot;
+}
+
+Program& Registry::compile(ProgramSource source) {
+  compiler::Hasher key;
+  key.add(source.source).add(source.origin).add(source.file_name).add(source.description);
+  for (const auto& [name, value] : source.defines) key.add(name).add(value);
+  for (const std::string& option : source.options) key.add(option);
+  auto& slot = programs_[key.hex()];
+  if (!slot) {
+    try {
+      slot = std::make_unique<Program>(*this, std::move(source));
+    } catch (...) {
+      programs_.erase(key.hex());
+      throw;
+    }
+  }
+  return *slot;
+}
+
+compiler::CompiledCode Registry::compile_for(const runtime::CodeTarget& target, const std::string& unit,
+                                             const std::vector<std::string>& options,
+                                             const std::vector<std::string>& names, const std::string& what,
+                                             bool cross) {
+  const std::string where = format("%s for %s (%s%s)", what.c_str(), target.arch.c_str(), target.compiler.c_str(),
+                                   cross ? ", IRIS_CROSS_COMPILE" : "");
+  try {
+    compiler::Compiler& c = compiler(target.compiler);
+    compiler::KernelCache& kernel_cache = cache();
+    compiler::Hasher key;
+    key.add("iris-lua kernel 1").add(c.identity()).add(target.arch).add(unit);
+    for (const std::string& o : options) key.add(o);
+    key.add("names");
+    for (const std::string& n : names) key.add(n);
+    key.add(compiler::device_header_digest());
+    compiler::CompileJob job{unit, options, names, include_dir_, kernel_cache.dir() + "/tmp", target.arch};
+    return kernel_cache.get_or_compile(key.hex(), [&] { return c.compile(job); });
+  } catch (const Error& e) {
+    if (e.code() == Errc::compile) throw Error(Errc::compile, "cannot compile " + where + ":\n" + e.what());
+    if (cross) throw Error(e.code(), "cannot compile " + where + ": " + e.what());
+    throw;
+  }
+}
+
+std::unique_ptr<runtime::Module> Registry::build(const ProgramSource& source, const std::vector<std::string>& names,
+                                                 std::map<std::string, std::string>* symbols) {
+  const std::string unit = translation_unit(source);
+  std::vector<std::string> options;
+  for (const auto& [name, value] : source.defines) options.push_back("-D" + name + "=" + value);
+  options.insert(options.end(), source.options.begin(), source.options.end());
+
+  const runtime::CodeTarget own = backend().code_target();
+  compiler::CompiledCode code = compile_for(own, unit, options, names, source.description, false);
+  for (const runtime::CodeTarget& target : options_.cross_targets) {
+    if (target.compiler == own.compiler && target.arch == own.arch) continue;
+    // User flags are meant for the own compiler (-ffast-math means nothing to NVRTC): defines only.
+    std::vector<std::string> defines(options.begin(), options.begin() + static_cast<long>(source.defines.size()));
+    compile_for(target, unit, defines, names, source.description, true);
+  }
+
+  std::unique_ptr<runtime::Module> module = backend().load_module(code.code);
+  abi::ModuleState state{};
+  state.heap_bases = device_.heap_bases;
+  state.rank = device_.rank;
+  state.world_size = device_.world_size;
+  state.mailbox = static_cast<abi::DeviceMailbox*>(device_.mailbox.device);
+  state.wait_timeout_ns = options_.wait_timeout_ns;
+  module->write_global("__iris_module_state", &state, sizeof(state));
+  for (const auto& [name, symbol] : code.symbols) (*symbols)[name] = symbol;
+  return module;
+}
+
+void Registry::launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args) {
+  backend().launch(*kernel.module, kernel.function, config, args, kernel.label);
+  if (options_.launch_blocking) synchronize();
+}
+
+void Registry::synchronize() {
+  try {
+    backend().synchronize();
+  } catch (const Error& e) {
+    const auto* box = static_cast<const abi::DeviceMailbox*>(device_.mailbox.host);
+    if (e.code() != Errc::device_fault || box == nullptr || box->failed == 0) throw;
+    const std::string report =
+        describe_wait_failure(*box, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(device_.heap_base)));
+    if (std::strstr(e.what(), " timed out after ") != nullptr) throw;  // the fault already says it
+    throw Error(Errc::device_fault, std::string(e.what()) + "\n" + report);
+  }
+}
+
+void Registry::device_barrier() {
+  if (device_.heap_bases == nullptr || device_.heap_base == nullptr) {
+    throw Error(Errc::invalid_argument, "ctx:device_barrier() needs the symmetric heap: call iris.init() first");
+  }
+  if (barrier_kernel_ == nullptr) {
+    Program& program = compile(ProgramSource{compiler::embedded_kernel_source(kBarrierSource), kBarrierSource,
+                                             "iris's device barrier (kernels/device_barrier.hip)", kBarrierSource, {},
+                                             {}});
+    barrier_kernel_ = &program.kernel("iris_device_barrier");
+  }
+  // Every rank calls this in the same order, so the epochs agree; slots only ever grow.
+  abi::ContextData context{device_.heap_bases, device_.rank, device_.world_size};
+  uint64_t* slots = reinterpret_cast<uint64_t*>(static_cast<char*>(device_.heap_base) + heap::kRuntimeScratchOffset);
+  uint64_t epoch = ++barrier_epoch_;
+  void* args[] = {&context, &slots, &epoch};
+  runtime::LaunchConfig config;
+  config.block.x = static_cast<unsigned>(std::min(device_.world_size, 1024));
+  launch(*barrier_kernel_, config, args);
+}
+
+Registry& current_registry() {
+  if (g_registry_in_use != nullptr) return *g_registry_in_use;
+  return Registry::of(runtime::current());
+}
+
+void use_registry(Registry* registry) { g_registry_in_use = registry; }
+
 }  // namespace iris::kernels

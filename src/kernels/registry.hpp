@@ -1,12 +1,99 @@
-// Compiled modules and their kernels, for this rank.
+// The kernels of one rank: compiles programs (through the disk cache, also for IRIS_CROSS_COMPILE's
+// targets), loads them on the backend, writes each module's state, launches kernels and runs iris's
+// own device barrier.
 #pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/compiler.hpp"
+#include "kernels/program.hpp"
+#include "runtime/backend.hpp"
+
+namespace iris::compiler {
+class KernelCache;
+}
+namespace iris::runtime {
+struct Runtime;
+}
 
 namespace iris::kernels {
 
+// What this rank's kernels run against.
+struct DeviceContext {
+  runtime::Backend* backend = nullptr;
+  int rank = 0;
+  int world_size = 1;
+  const uint64_t* heap_bases = nullptr;  // device pointer to world_size entries; null without a heap
+  void* heap_base = nullptr;             // this rank's heap (device pointer); null without a heap
+  runtime::MappedHostBuffer mailbox;     // an abi::DeviceMailbox; allocated by the registry when empty
+};
+
+struct RegistryOptions {
+  std::string cache_dir;
+  std::vector<runtime::CodeTarget> cross_targets;  // compiled too, never launched
+  int64_t wait_timeout_ns = 10'000'000'000;
+  bool launch_blocking = false;
+  // From IRIS_CACHE_DIR, IRIS_CROSS_COMPILE, IRIS_WAIT_TIMEOUT, IRIS_LAUNCH_BLOCKING; throws
+  // Error(environment) for a value it cannot read.
+  static RegistryOptions from_environment();
+};
+
+// "cuda:sm_90,hip:gfx90a,cpu" -> targets; throws Error(environment) naming a bad entry.
+std::vector<runtime::CodeTarget> parse_cross_targets(const std::string& text);
+
 class Registry {
  public:
-  Registry();
+  Registry(DeviceContext device, RegistryOptions options);
   ~Registry();
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
+
+  // The runtime's registry, created at first use.
+  static Registry& of(runtime::Runtime& runtime);
+
+  // Compiles (or finds, when the same source with the same options was compiled before) a program.
+  Program& compile(ProgramSource source);
+
+  void launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args);
+  // Waits for this rank's device work; a fault's message gets the failed wait's report when there is one.
+  void synchronize();
+  // ctx:device_barrier(): every rank's device waits for every other's (asynchronous like a launch).
+  void device_barrier();
+
+  runtime::Backend& backend() { return *device_.backend; }
+  const DeviceContext& device() const { return device_; }
+  const RegistryOptions& options() const { return options_; }
+
+  // Compiles for the backend's target and every cross target; loads the former. Used by Program.
+  std::unique_ptr<runtime::Module> build(const ProgramSource& source, const std::vector<std::string>& names,
+                                         std::map<std::string, std::string>* symbols);
+
+ private:
+  compiler::CompiledCode compile_for(const runtime::CodeTarget& target, const std::string& unit,
+                                     const std::vector<std::string>& options, const std::vector<std::string>& names,
+                                     const std::string& what, bool cross);
+  compiler::Compiler& compiler(const std::string& kind);
+  compiler::KernelCache& cache();
+
+  DeviceContext device_;
+  RegistryOptions options_;
+  bool owns_mailbox_ = false;
+  std::unique_ptr<compiler::KernelCache> cache_;
+  std::string include_dir_;
+  std::map<std::string, std::unique_ptr<compiler::Compiler>> compilers_;
+  std::map<std::string, std::unique_ptr<Program>> programs_;  // by digest of source, options and origin
+  Kernel* barrier_kernel_ = nullptr;
+  uint64_t barrier_epoch_ = 0;
 };
+
+// The registry the C API uses: the runtime's, or one an embedding program or a test put in place.
+Registry& current_registry();
+// Makes `registry` the current one (nullptr: back to the runtime's). For programs and tests that run
+// kernels on a backend of their own, without iris.init().
+void use_registry(Registry* registry);
 
 }  // namespace iris::kernels

@@ -1,9 +1,415 @@
--- iris.compile and launches (issue 4 brings the device header and run-time compilation).
+-- iris.compile, iris.compile_file, kernels and their launches, iris.bench (shared/API.md "Kernels";
+-- docs/kernels.md explains the pipeline).
+--
+-- Checking and marshalling arguments is policy, so it lives here. Each kernel gets a launch function
+-- generated for its signature (loadstring): fixed argument slots allocated once, one check per
+-- parameter, one FFI call. A launch from a JIT-compiled loop costs the FFI call and the driver's launch.
+local ffi = require "ffi"
 local errors = require "iris.errors"
+local C = ffi.C
+
 local M = {}
-function M.install(iris)
-  function iris.compile() errors.not_yet("iris.compile") end
-  function iris.compile_file() errors.not_yet("iris.compile_file") end
-  function iris.bench() errors.not_yet("iris.bench") end
+
+local PARAM_POINTER, PARAM_INTEGER, PARAM_FLOAT, PARAM_BOOL, PARAM_CONTEXT, PARAM_FLOAT16, PARAM_BFLOAT16 =
+  0, 1, 2, 3, 4, 5, 6
+
+-- Launch limits every GPU backend shares (CUDA and HIP alike).
+local MAX_GRID = { 2147483647, 65535, 65535 }
+local MAX_BLOCK = { 1024, 1024, 64 }
+local MAX_BLOCK_THREADS = 1024
+
+-- ---- values as messages name them ---------------------------------------------------------------------
+
+local tensor_module -- iris.tensor, loaded at the first tensor parameter (the memory work provides it)
+
+local function tensors()
+  if tensor_module == nil then
+    local ok, module = pcall(require, "iris.tensor")
+    tensor_module = ok and module or false
+  end
+  return tensor_module or nil
 end
+
+local function is_tensor(v)
+  local t = tensors()
+  return t ~= nil and t.is_tensor(v)
+end
+
+local function describe(v)
+  if is_tensor(v) then return ("a %s tensor"):format(v.dtype) end
+  local kind = type(v)
+  if kind == "number" then return ("number %s"):format(tostring(v)) end
+  if kind == "string" then return ("string %q"):format(#v > 40 and v:sub(1, 40) .. "..." or v) end
+  if kind == "boolean" then return ("boolean %s"):format(tostring(v)) end
+  if kind == "nil" then return "nil" end
+  return "a " .. kind
+end
+
+local function expected(param)
+  local k = param.kind
+  if k == PARAM_POINTER then
+    return param.dtype == "" and "a tensor" or ("a %s tensor"):format(param.dtype)
+  elseif k == PARAM_INTEGER then
+    return ("an integer in [%.0f, %.0f]"):format(param.min, param.max)
+  elseif k == PARAM_BOOL then
+    return "a boolean"
+  elseif k == PARAM_CONTEXT then
+    return "the iris context (ctx)"
+  end
+  return "a number"
+end
+
+local function signature_text(kernel)
+  local parts = {}
+  for i, p in ipairs(kernel.params) do parts[i] = p.type .. " " .. p.name end
+  return table.concat(parts, ", ")
+end
+
+-- ---- launch configuration --------------------------------------------------------------------------------
+
+-- Reads cfg.grid and cfg.block (an integer or {x, y, z}) into dims[0..5]; returns cfg.shared.
+local function read_config(kernel, cfg, dims)
+  if type(cfg) ~= "table" then
+    errors.raise("invalid_argument", "%s:launch(cfg, ...): cfg must be a table {grid = ..., block = ... [, shared = bytes]}, got %s",
+      kernel.name, describe(cfg))
+  end
+  for slot, field in ipairs { "grid", "block" } do
+    local v = cfg[field]
+    local limits = field == "grid" and MAX_GRID or MAX_BLOCK
+    local base = (slot - 1) * 3
+    if type(v) == "number" then
+      if v % 1 ~= 0 or v < 1 or v > limits[1] then
+        errors.raise("invalid_argument", "%s:launch: cfg.%s must be an integer from 1 to %d or {x, y, z}, got %s",
+          kernel.name, field, limits[1], describe(v))
+      end
+      dims[base], dims[base + 1], dims[base + 2] = v, 1, 1
+    elseif type(v) == "table" then
+      for i = 1, 3 do
+        local d = v[i] or v[i == 1 and "x" or i == 2 and "y" or "z"] or (i > 1 and 1 or nil)
+        if type(d) ~= "number" or d % 1 ~= 0 or d < 1 or d > limits[i] then
+          errors.raise("invalid_argument", "%s:launch: cfg.%s[%d] must be an integer from 1 to %d, got %s",
+            kernel.name, field, i, limits[i], describe(d))
+        end
+        dims[base + i - 1] = d
+      end
+    else
+      errors.raise("invalid_argument", "%s:launch: cfg.%s must be an integer or {x, y, z}, got %s", kernel.name,
+        field, describe(v))
+    end
+  end
+  local threads = dims[3] * dims[4] * dims[5]
+  if threads > MAX_BLOCK_THREADS then
+    errors.raise("invalid_argument", "%s:launch: a block of %d x %d x %d = %d threads; at most %d", kernel.name,
+      dims[3], dims[4], dims[5], threads, MAX_BLOCK_THREADS)
+  end
+  local shared = cfg.shared
+  if shared == nil then return 0 end
+  if type(shared) ~= "number" or shared % 1 ~= 0 or shared < 0 then
+    errors.raise("invalid_argument", "%s:launch: cfg.shared (dynamic shared memory) must be a byte count >= 0, got %s",
+      kernel.name, describe(shared))
+  end
+  return shared
+end
+
+-- ---- the generated launch functions ---------------------------------------------------------------------
+
+local function bad_argument(kernel, index, value)
+  local p = kernel.params[index]
+  errors.raise("invalid_argument", "%s: argument %d '%s' (%s) expects %s, got %s", kernel.label, index, p.name, p.type,
+    expected(p), describe(value))
+end
+
+local function bad_count(kernel, count)
+  errors.raise("invalid_argument", "%s expects %d argument%s (%s), got %d", kernel.label, #kernel.params,
+    #kernel.params == 1 and "" or "s", signature_text(kernel), count)
+end
+
+-- Fills a context slot from ctx (fields rank and world_size, method heap_bases()).
+local function context_data(kernel, index, slot, ctx)
+  local ok = type(ctx) == "table" and type(ctx.rank) == "number" and type(ctx.world_size) == "number"
+    and type(ctx.heap_bases) == "function"
+  if not ok then bad_argument(kernel, index, ctx) end
+  slot[0].heap_bases = ffi.cast("const uint64_t*", ctx:heap_bases():data_ptr())
+  slot[0].rank = ctx.rank
+  slot[0].world_size = ctx.world_size
+end
+
+-- Lua source of the checks and the store for parameter i.
+local function marshal_code(p, i)
+  local a, s = "a" .. i, "s" .. i
+  local bad = ("bad_argument(kernel, %d, %s)"):format(i, a)
+  if p.kind == PARAM_POINTER then
+    local dtype_check = p.dtype == "" and "" or (" or %s.dtype ~= %q"):format(a, p.dtype)
+    return ("  if not is_tensor(%s)%s then %s end\n  %s[0] = %s:data_ptr()\n"):format(a, dtype_check, bad, s, a)
+  elseif p.kind == PARAM_INTEGER then
+    return ("  if type(%s) ~= 'number' or %s %% 1 ~= 0 or %s < %.17g or %s > %.17g then %s end\n  %s[0] = %s\n")
+      :format(a, a, a, p.min, a, p.max, bad, s, a)
+  elseif p.kind == PARAM_FLOAT then
+    return ("  if type(%s) ~= 'number' then %s end\n  %s[0] = %s\n"):format(a, bad, s, a)
+  elseif p.kind == PARAM_FLOAT16 or p.kind == PARAM_BFLOAT16 then
+    local convert = p.kind == PARAM_FLOAT16 and "iris_float_to_half_bits" or "iris_float_to_bfloat16_bits"
+    return ("  if type(%s) ~= 'number' then %s end\n  %s[0] = C.%s(%s)\n"):format(a, bad, s, convert, a)
+  elseif p.kind == PARAM_BOOL then
+    return ("  if type(%s) ~= 'boolean' then %s end\n  %s[0] = %s\n"):format(a, bad, s, a)
+  end
+  -- The context: the same object every launch, so it is read once.
+  return ("  if %s ~= last_ctx%d then context_data(kernel, %d, %s, %s); last_ctx%d = %s end\n")
+    :format(a, i, i, s, a, i, a)
+end
+
+local function bad_iterations(kernel, iterations)
+  errors.raise("invalid_argument", "%s:time_raw_launches(cfg, iterations, ...): iterations must be a positive integer, got %s",
+    kernel.name, describe(iterations))
+end
+
+-- Builds `launch(self, cfg, ...)` and `time_raw_launches(self, cfg, iterations, ...)` for `kernel`:
+-- both check the arguments and fill the same argument slots.
+local function generate(kernel)
+  local n = #kernel.params
+  local slots, names, checks = {}, {}, {}
+  local argv = ffi.new("void*[?]", math.max(n, 1))
+  local source = {
+    "local env = ...",
+    "local kernel, C, errors, is_tensor = env.kernel, env.C, env.errors, env.is_tensor",
+    "local bad_argument, bad_count, bad_iterations = env.bad_argument, env.bad_count, env.bad_iterations",
+    "local context_data, read_config = env.context_data, env.read_config",
+    "local handle, argv, dims, seconds = env.handle, env.argv, env.dims, env.seconds",
+  }
+  for i, p in ipairs(kernel.params) do
+    slots[i] = ffi.new(p.ctype .. "[1]")
+    argv[i - 1] = ffi.cast("void*", slots[i])
+    names[i] = "a" .. i
+    checks[i] = marshal_code(p, i)
+    source[#source + 1] = ("local s%d = env.slots[%d]"):format(i, i)
+    if p.kind == PARAM_CONTEXT then source[#source + 1] = ("local last_ctx%d"):format(i) end
+  end
+  local prologue = ("  local count = select('#', ...)\n  if count ~= %d then bad_count(kernel, count) end\n%s%s" ..
+    "  local shared = read_config(kernel, cfg, dims)\n"):format(n,
+    n > 0 and ("  local %s = ...\n"):format(table.concat(names, ", ")) or "", table.concat(checks))
+  source[#source + 1] = "local function launch(self, cfg, ...)\n" .. prologue ..
+    "  local status = C.iris_kernel_launch(handle, dims, shared, argv)\n" ..
+    "  if status ~= 0 then errors.check(status) end\nend"
+  source[#source + 1] = "local function time_raw_launches(self, cfg, iterations, ...)\n" ..
+    "  if type(iterations) ~= 'number' or iterations % 1 ~= 0 or iterations < 1 then bad_iterations(kernel, iterations) end\n" ..
+    prologue ..
+    "  local status = C.iris_kernel_time_raw_launches(handle, dims, shared, argv, iterations, seconds)\n" ..
+    "  if status ~= 0 then errors.check(status) end\n  return seconds[0]\nend"
+  source[#source + 1] = "return launch, time_raw_launches"
+  local chunk = assert(loadstring(table.concat(source, "\n"), "=iris/kernel.lua (launch of " .. kernel.name .. ")"))
+  local env = {
+    kernel = kernel, C = C, errors = errors, is_tensor = is_tensor, bad_argument = bad_argument,
+    bad_count = bad_count, bad_iterations = bad_iterations, context_data = context_data, read_config = read_config,
+    handle = kernel.handle, argv = argv, dims = ffi.new("uint32_t[6]"), seconds = ffi.new("double[1]"), slots = slots,
+  }
+  kernel.argument_storage = env -- the slots live as long as the kernel
+  return chunk(env)
+end
+
+-- ---- modules and kernels ------------------------------------------------------------------------------------
+
+local Kernel = {}
+Kernel.__index = Kernel
+
+function Kernel:__tostring() return ("iris kernel %s(%s)"):format(self.label, signature_text(self)) end
+
+local Module = {}
+
+local function make_kernel(handle)
+  local kernel = setmetatable({
+    handle = handle,
+    name = ffi.string(C.iris_kernel_name(handle)),
+    label = ffi.string(C.iris_kernel_label(handle)),
+    params = {},
+  }, Kernel)
+  local info = ffi.new("iris_param_info")
+  for i = 1, C.iris_kernel_param_count(handle) do
+    C.iris_kernel_param(handle, i - 1, info)
+    kernel.params[i] = {
+      name = ffi.string(info.name), type = ffi.string(info.type), kind = info.kind,
+      ctype = ffi.string(info.ctype), dtype = ffi.string(info.dtype), min = info.min, max = info.max,
+    }
+  end
+  kernel.launch, kernel.time_raw_launches = generate(kernel)
+  return kernel
+end
+
+-- mod:kernel("put_ones") or mod:kernel("scale<float>") (compiles the instance the first time).
+function Module:kernel(name)
+  if type(name) ~= "string" then
+    errors.raise("invalid_argument", "mod:kernel(name): name must be a string such as \"scale<float>\", got %s",
+      describe(name))
+  end
+  local cached = self.kernels[name]
+  if cached then return cached end
+  local out = ffi.new("iris_kernel*[1]")
+  errors.check(C.iris_program_kernel(self.program, name, out))
+  local canonical = ffi.string(C.iris_kernel_name(out[0]))
+  local kernel = self.kernels[canonical] or make_kernel(out[0])
+  self.kernels[canonical], self.kernels[name] = kernel, kernel
+  return kernel
+end
+
+local module_mt = {
+  __index = function(self, key)
+    local method = Module[key]
+    if method ~= nil then return method end
+    if type(key) ~= "string" then return nil end
+    return Module.kernel(self, key)
+  end,
+  __tostring = function(self) return "iris module " .. self.origin end,
+}
+
+local function define_value(name, v)
+  local kind = type(v)
+  if kind == "number" then return v % 1 == 0 and ("%d"):format(v) or ("%.17g"):format(v) end
+  if kind == "string" then return v end
+  if kind == "boolean" then return v and "1" or "0" end
+  errors.raise("invalid_argument", "compile options: defines.%s must be a number, string or boolean, got %s",
+    tostring(name), describe(v))
+end
+
+local KNOWN_OPTIONS = { defines = true, options = true, name = true }
+
+-- Compiles `source`; `origin` names where it came from ("pattern.lua:12"), `description` names it in
+-- compile errors, `file_name` is what compiler messages call it.
+local function compile(source, opts, origin, description, file_name)
+  if opts ~= nil and type(opts) ~= "table" then
+    errors.raise("invalid_argument", "compile options must be a table {defines=, options=, name=}, got %s", describe(opts))
+  end
+  opts = opts or {}
+  for key in pairs(opts) do
+    if not KNOWN_OPTIONS[key] then
+      errors.raise("invalid_argument", "compile options: unknown option '%s' (known: defines, options, name)", tostring(key))
+    end
+  end
+  local defines, options = {}, {}
+  if opts.defines ~= nil then
+    if type(opts.defines) ~= "table" then
+      errors.raise("invalid_argument", "compile options: defines must be a table NAME = value, got %s", describe(opts.defines))
+    end
+    local names = {}
+    for name in pairs(opts.defines) do
+      if type(name) ~= "string" or not name:match("^[%a_][%w_]*$") then
+        errors.raise("invalid_argument", "compile options: define name %s is not an identifier", describe(name))
+      end
+      names[#names + 1] = name
+    end
+    table.sort(names) -- the same defines give the same cache key in any table order
+    for _, name in ipairs(names) do
+      defines[#defines + 1] = name
+      defines[#defines + 1] = define_value(name, opts.defines[name])
+    end
+  end
+  if opts.options ~= nil then
+    if type(opts.options) ~= "table" then
+      errors.raise("invalid_argument", "compile options: options must be a list of compiler flags, got %s", describe(opts.options))
+    end
+    for i, flag in ipairs(opts.options) do
+      if type(flag) ~= "string" then
+        errors.raise("invalid_argument", "compile options: options[%d] must be a string, got %s", i, describe(flag))
+      end
+      options[i] = flag
+    end
+  end
+  if opts.name ~= nil and type(opts.name) ~= "string" then
+    errors.raise("invalid_argument", "compile options: name must be a string, got %s", describe(opts.name))
+  end
+  if opts.name then
+    file_name = opts.name
+    description = ("%s (%s)"):format(opts.name, description)
+  end
+  local c_defines = ffi.new("const char*[?]", math.max(#defines, 1), defines)
+  local c_options = ffi.new("const char*[?]", math.max(#options, 1), options)
+  local out = ffi.new("iris_program*[1]")
+  errors.check(C.iris_compile(source, #source, origin, description, file_name, c_defines, #defines / 2, c_options,
+    #options, out))
+  return setmetatable({ program = out[0], origin = origin, kernels = {} }, module_mt)
+end
+
+-- ---- timing ------------------------------------------------------------------------------------------------
+
+local function positive_integer(value, default, what, minimum)
+  if value == nil then return default end
+  if type(value) ~= "number" or value % 1 ~= 0 or value < minimum then
+    errors.raise("invalid_argument", "iris.bench: %s must be an integer >= %d, got %s", what, minimum, describe(value))
+  end
+  return value
+end
+
+local function bench(fn, opts)
+  if type(fn) ~= "function" then
+    errors.raise("invalid_argument", "iris.bench(fn [, {warmup=, iters=}]): fn must be a function, got %s", describe(fn))
+  end
+  if opts ~= nil and type(opts) ~= "table" then
+    errors.raise("invalid_argument", "iris.bench: options must be a table {warmup=, iters=}, got %s", describe(opts))
+  end
+  opts = opts or {}
+  local warmup = positive_integer(opts.warmup, 3, "warmup", 0)
+  local iters = positive_integer(opts.iters, 10, "iters", 1)
+  local out = ffi.new("iris_timer*[1]")
+  errors.check(C.iris_timer_create(out))
+  local timer = ffi.gc(out[0], C.iris_timer_destroy)
+  local ms = ffi.new("double[1]")
+  for _ = 1, warmup do fn() end
+  local times, total = {}, 0
+  for i = 1, iters do
+    errors.check(C.iris_timer_start(timer))
+    fn()
+    errors.check(C.iris_timer_stop(timer, ms))
+    times[i] = ms[0]
+    total = total + ms[0]
+  end
+  table.sort(times)
+  local middle = math.floor((iters + 1) / 2)
+  local median = iters % 2 == 1 and times[middle] or (times[middle] + times[middle + 1]) / 2
+  return { median_ms = median, min_ms = times[1], mean_ms = total / iters, iters = iters }
+end
+
+-- ---- the public functions -------------------------------------------------------------------------------------
+
+function M.install(iris)
+  function iris.compile(source, opts)
+    if type(source) ~= "string" then
+      errors.raise("invalid_argument", "iris.compile(source [, opts]): source must be a string of HIP C++, got %s",
+        describe(source))
+    end
+    local origin = errors.user_line() or "(interactive)"
+    return compile(source, opts, origin, "the snippet at " .. origin, opts and opts.name or "snippet")
+  end
+
+  function iris.compile_file(path, opts)
+    if type(path) ~= "string" then
+      errors.raise("invalid_argument", "iris.compile_file(path [, opts]): path must be a string, got %s", describe(path))
+    end
+    local file, err = io.open(path, "rb")
+    if not file then errors.raise("invalid_argument", "iris.compile_file: cannot open %s", err) end
+    local source = file:read("*a")
+    file:close()
+    return compile(source, opts, path, path, path)
+  end
+
+  iris.bench = bench
+
+  -- ctx:device_barrier(), on the context's methods once the context module provides them.
+  local context = package.loaded["iris.context"]
+  if type(context) == "table" and type(context.Context) == "table" then
+    context.Context.device_barrier = M.device_barrier
+  end
+end
+
+function M.device_barrier(ctx)
+  errors.check(C.iris_device_barrier())
+end
+
+-- Waits for this rank's device work, reporting a fault (with a failed wait's report) at the caller's line.
+function M.synchronize()
+  errors.check(C.iris_device_synchronize())
+end
+
+-- A device-to-device copy of `bytes` between raw device addresses (the copy-engine reference of
+-- scripts/bench/bandwidth_bench.lua).
+function M.copy_device(dst, src, bytes)
+  errors.check(C.iris_device_copy(dst, src, bytes))
+end
+
 return M

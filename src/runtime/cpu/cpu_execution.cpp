@@ -1,22 +1,128 @@
 #include "runtime/cpu/cpu_execution.hpp"
 
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <thread>
+
+#include "comm/comm.hpp"
+#include "core/env.hpp"
 #include "core/error.hpp"
+#include "runtime/cpu/cpu_executor.hpp"
 
 namespace iris::runtime {
+namespace {
+
+// A kernel module: the shared object the host compiler built, loaded from memory (memfd), so nothing
+// is left on disk and every load is its own copy with its own module state.
+class CpuModule final : public Module {
+ public:
+  explicit CpuModule(const std::vector<uint8_t>& code) {
+    const int fd = memfd_create("iris-kernels", MFD_CLOEXEC);
+    if (fd < 0) throw Error(Errc::internal, format("memfd_create: %s", std::strerror(errno)));
+    size_t done = 0;
+    while (done < code.size()) {
+      const ssize_t n = write(fd, code.data() + done, code.size() - done);
+      if (n < 0) {
+        close(fd);
+        throw Error(Errc::internal, format("writing a kernel module: %s", std::strerror(errno)));
+      }
+      done += static_cast<size_t>(n);
+    }
+    const std::string path = format("/proc/self/fd/%d", fd);
+    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    close(fd);  // the mapping keeps the code
+    if (handle_ == nullptr) throw Error(Errc::internal, std::string("cannot load a kernel module: ") + dlerror());
+    using Bind = void (*)(const abi::CpuRuntime*);
+    auto bind = reinterpret_cast<Bind>(dlsym(handle_, "__iris_cpu_bind"));
+    if (bind == nullptr) {
+      dlclose(handle_);
+      throw Error(Errc::internal, "kernel module without __iris_cpu_bind: not built with the iris device header");
+    }
+    bind(cpu::Executor::runtime_table());
+  }
+  ~CpuModule() override { dlclose(handle_); }
+
+  void* function(const std::string& symbol) override { return lookup(symbol); }
+
+  void write_global(const std::string& symbol, const void* data, size_t bytes) override {
+    std::memcpy(lookup(symbol), data, bytes);
+  }
+
+ private:
+  void* lookup(const std::string& symbol) {
+    void* p = dlsym(handle_, symbol.c_str());
+    if (p == nullptr) throw Error(Errc::internal, "kernel module has no symbol " + symbol);
+    return p;
+  }
+  void* handle_ = nullptr;
+};
+
+// Launches have completed when launch() returns: the steady clock is the device's.
+class CpuEvent final : public Event {
+ public:
+  void record() override { at_ = std::chrono::steady_clock::now(); }
+  double elapsed_ms_since(Event& start) override {
+    return std::chrono::duration<double, std::milli>(at_ - static_cast<CpuEvent&>(start).at_).count();
+  }
+
+ private:
+  std::chrono::steady_clock::time_point at_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace
+
+int cpu_threads_per_rank(const comm::Comm& comm) {
+  if (auto text = env::get(env::Var::cpu_threads)) {
+    char* end = nullptr;
+    const long n = std::strtol(text->c_str(), &end, 10);
+    if (end == text->c_str() || *end != '\0' || n < 1 || n > 4096) {
+      throw Error(Errc::environment, "IRIS_CPU_THREADS must be a whole number from 1 to 4096, got '" + *text + "'");
+    }
+    return static_cast<int>(n);
+  }
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  return std::max(1, static_cast<int>(cores) / std::max(1, comm.local_size()));
+}
 
 CpuExecution::CpuExecution(const comm::Comm& c) : comm(c) {}
 CpuExecution::~CpuExecution() = default;
 
-void CpuExecution::synchronize() {}
-std::unique_ptr<Module> CpuExecution::load_module(const std::vector<uint8_t>&) {
-  throw Error(Errc::unsupported, "cpu kernels not available yet");
+cpu::Executor& CpuExecution::executor() {
+  if (!executor_) executor_ = std::make_unique<cpu::Executor>(cpu_threads_per_rank(comm));
+  return *executor_;
 }
-void CpuExecution::launch(Module&, void*, const LaunchConfig&, void**, const std::string&) {
-  throw Error(Errc::unsupported, "cpu kernels not available yet");
+
+void CpuExecution::synchronize() {
+  if (!fault_.empty()) throw Error(Errc::device_fault, fault_);
 }
-std::unique_ptr<Event> CpuExecution::create_event() { throw Error(Errc::unsupported, "cpu kernels not available yet"); }
-double CpuExecution::time_raw_launches(Module&, void*, const LaunchConfig&, void**, int) {
-  throw Error(Errc::unsupported, "cpu kernels not available yet");
+
+std::unique_ptr<Module> CpuExecution::load_module(const std::vector<uint8_t>& code) {
+  return std::make_unique<CpuModule>(code);
+}
+
+void CpuExecution::launch(Module&, void* function, const LaunchConfig& config, void** args,
+                          const std::string& kernel_label) {
+  synchronize();  // a faulted device runs nothing more
+  const std::string fault = executor().run(reinterpret_cast<cpu::KernelEntry>(function), args, config);
+  if (!fault.empty()) {
+    fault_ = format("device fault in kernel %s on rank %d: %s", kernel_label.c_str(), comm.rank(), fault.c_str());
+  }
+}
+
+std::unique_ptr<Event> CpuExecution::create_event() { return std::make_unique<CpuEvent>(); }
+
+double CpuExecution::time_raw_launches(Module&, void* function, const LaunchConfig& config, void** args,
+                                       int iterations) {
+  cpu::Executor& e = executor();
+  const auto entry = reinterpret_cast<cpu::KernelEntry>(function);
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < iterations; ++i) e.run(entry, args, config);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace iris::runtime

@@ -1,5 +1,9 @@
-// The cpu backend's execution: kernels built by the host C++ compiler into shared objects, run by an
-// executor with GPU semantics (see cpu_backend.hpp).
+// The cpu backend's execution: kernels built by the host C++ compiler into shared objects, run by the
+// executor (cpu_executor.hpp) with GPU semantics.
+//
+// A launch runs to completion inside launch(); a fault it hit is kept and thrown by the next
+// synchronize() (and by every later launch and synchronize: a faulted device stays faulted, as on a
+// GPU), so scripts see faults where a GPU would report them.
 #pragma once
 
 #include <memory>
@@ -9,6 +13,10 @@
 #include "runtime/backend.hpp"
 
 namespace iris::runtime {
+
+namespace cpu {
+class Executor;
+}
 
 struct CpuExecution {
   explicit CpuExecution(const comm::Comm& comm);
@@ -21,6 +29,14 @@ struct CpuExecution {
   double time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args, int iterations);
 
   const comm::Comm& comm;
+
+ private:
+  cpu::Executor& executor();  // started at the first launch: a job without kernels starts no threads
+  std::unique_ptr<cpu::Executor> executor_;
+  std::string fault_;  // the pending device fault, "" when none
 };
+
+// IRIS_CPU_THREADS, else the cores divided among the node's ranks (at least 1).
+int cpu_threads_per_rank(const comm::Comm& comm);
 
 }  // namespace iris::runtime

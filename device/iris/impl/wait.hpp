@@ -1,0 +1,106 @@
+// Signals and bounded waits (iris.hpp documents them).
+//
+// A wait that gives up writes what it waited for into the job's mailbox (host memory the device can
+// write: it stays readable after the fault) and traps. The host then reports, at the next
+// synchronization, "wait_until timed out after 10.0 s on rank 1: waited for *0x... (heap offset 64)
+// == 1, last value 0" instead of hanging. On the cpu backend the trap carries the same text.
+#ifndef IRIS_IMPL_WAIT_HPP
+#define IRIS_IMPL_WAIT_HPP
+
+namespace iris {
+namespace detail {
+
+template <class T>
+IRIS_DEVICE bool satisfies(T seen, Cmp cmp, T value) {
+  switch (cmp) {
+    case Cmp::eq: return seen == value;
+    case Cmp::ne: return seen != value;
+    case Cmp::lt: return seen < value;
+    case Cmp::le: return seen <= value;
+    case Cmp::gt: return seen > value;
+    default: return seen >= value;
+  }
+}
+
+IRIS_DEVICE const char* cmp_symbol(Cmp cmp) {
+  switch (cmp) {
+    case Cmp::eq: return "==";
+    case Cmp::ne: return "!=";
+    case Cmp::lt: return "<";
+    case Cmp::le: return "<=";
+    case Cmp::gt: return ">";
+    default: return ">=";
+  }
+}
+
+// Reports a wait that ran out of budget (first failing thread of the job wins), then traps.
+[[noreturn]] IRIS_DEVICE void give_up_waiting(const char* what, const void* address, long long last,
+                                              long long expected, Cmp cmp, unsigned long long waited_ns) {
+  const abi::ModuleState& state = __iris_module_state;
+  abi::DeviceMailbox* box = state.mailbox;
+  if (box != nullptr && cas(&box->failed, 0u, 1u, acq_rel, sys) == 0u) {
+    box->rank = state.rank;
+    box->address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(address));
+    box->last_value = last;
+    box->expected = expected;
+    box->comparison = static_cast<uint32_t>(cmp);
+    box->waited_seconds = static_cast<double>(waited_ns) * 1e-9;
+    int i = 0;
+    for (; what[i] != '\0' && i < static_cast<int>(sizeof(box->what)) - 1; ++i) box->what[i] = what[i];
+    box->what[i] = '\0';
+    fence(release, sys);
+  }
+#if defined(IRIS_PLATFORM_CPU)
+  static thread_local char message[256];
+  const uintptr_t base = state.heap_bases != nullptr ? static_cast<uintptr_t>(state.heap_bases[state.rank]) : 0;
+  snprintf(message, sizeof(message), "%s timed out after %.1f s on rank %d: waited for *%p (heap offset %lld) %s %lld, last value %lld",
+           what, static_cast<double>(waited_ns) * 1e-9, static_cast<int>(state.rank), address,
+           static_cast<long long>(reinterpret_cast<uintptr_t>(address) - base), cmp_symbol(cmp), expected, last);
+  trap(message);
+#else
+  trap(what);
+#endif
+}
+
+// The bounded spin behind wait_until (and iris's own device barrier, which names itself in `what`).
+template <class T>
+IRIS_DEVICE T wait_for(const T* p, Cmp cmp, T value, Semantic sem, Scope scope, const char* what) {
+  long long budget = __iris_module_state.wait_timeout_ns;
+  if (budget <= 0) budget = 10000000000ll;  // a module the host never described still gives up
+  const unsigned long long start = clock_ns();
+  for (unsigned int spin = 1;; ++spin) {
+    const T seen = atomic_load(p, sem, scope);
+    if (satisfies(seen, cmp, value)) return seen;
+    if ((spin & 63u) == 0u) {
+      const unsigned long long waited = clock_ns() - start;
+      if (waited > static_cast<unsigned long long>(budget)) {
+        give_up_waiting(what, p, static_cast<long long>(seen), static_cast<long long>(value), cmp, waited);
+      }
+    }
+    pause();
+  }
+}
+
+}  // namespace detail
+
+template <class T>
+IRIS_DEVICE T wait_until(const T* p, Cmp cmp, T value, Semantic sem, Scope scope) {
+  static_assert(detail::atomic_int<T>::value, "iris::wait_until waits on " IRIS_ATOMIC_TYPES_INT " flags");
+  return detail::wait_for(p, cmp, value, sem, scope, "wait_until");
+}
+
+template <class T>
+IRIS_DEVICE void signal_set(T* p, T v, int from_rank, int to_rank, const uint64_t* hb) {
+  static_assert(detail::atomic_int<T>::value, "iris::signal_set writes " IRIS_ATOMIC_TYPES_INT " flags");
+  detail::atomic_store(translate(p, from_rank, to_rank, hb), v, release, sys);
+}
+
+template <class T>
+IRIS_DEVICE T signal_add(T* p, T v, int from_rank, int to_rank, const uint64_t* hb) {
+  static_assert(detail::atomic_int<T>::value, "iris::signal_add adds to " IRIS_ATOMIC_TYPES_INT " flags");
+  return detail::add(translate(p, from_rank, to_rank, hb), v, release, sys);
+}
+
+}  // namespace iris
+
+#endif  // IRIS_IMPL_WAIT_HPP

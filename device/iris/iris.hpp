@@ -1,0 +1,217 @@
+// The iris device API: remote loads, stores and atomics on the symmetric heap of any rank.
+//
+// One source for every platform: NVRTC (NVIDIA), hiprtc (AMD) and the host C++ compiler (the cpu
+// backend). iris-lua includes this header before every kernel snippet; a snippet never includes it
+// itself. This file is the documentation: declarations and their contracts. Bodies live in impl/.
+//
+// ---- Pointers and ranks ---------------------------------------------------------------------------
+// Every rank has a symmetric heap; a tensor has the same offset in every rank's heap. `hb` (heap
+// bases) is a device array of world_size addresses: hb[r] is where the CURRENT rank sees rank r's heap.
+// A pointer a kernel receives is in the current rank's address space; translate() moves it into
+// another rank's heap (same offset). Rank arguments follow Iris: the first rank names the address
+// space the pointer is in (the current rank), the second the remote one.
+//
+// ---- Memory order ---------------------------------------------------------------------------------
+// load/store/get/put/copy and the *_block copies are plain (weak) accesses: they are ordered against
+// other ranks only through an atomic or a signal with release/acquire semantics. Atomics take a
+// semantic (`sem`) and a scope; the defaults are acq_rel and sys (Iris defaults to gpu scope, and
+// cross-GPU flags then hang). The mapping onto each platform:
+//
+//   iris            | CUDA (inline PTX, sm_70+)          | HIP (clang builtins)                      | cpu backend
+//   ----------------+------------------------------------+-------------------------------------------+------------------------
+//   relaxed         | atom.relaxed / ld,st.relaxed       | __ATOMIC_RELAXED                          | __ATOMIC_RELAXED
+//   acquire         | atom.acquire / ld.acquire          | __ATOMIC_ACQUIRE                          | __ATOMIC_ACQUIRE
+//   release         | atom.release / st.release          | __ATOMIC_RELEASE                          | __ATOMIC_RELEASE
+//   acq_rel         | atom.acq_rel (loads: ld.acquire,   | __ATOMIC_ACQ_REL (loads acquire, stores   | __ATOMIC_ACQ_REL (same
+//                   |   stores: st.release)              |   release)                                |   narrowing as HIP)
+//   scope block     | .cta                               | __HIP_MEMORY_SCOPE_WORKGROUP              | (all scopes coherent:
+//   scope gpu       | .gpu                               | __HIP_MEMORY_SCOPE_AGENT                  |  ranks are processes
+//   scope sys       | .sys                               | __HIP_MEMORY_SCOPE_SYSTEM                 |  sharing memory)
+//   fence(sem, sc)  | fence.acq_rel.<scope>              | __builtin_amdgcn_fence(order, "workgroup" | __atomic_thread_fence
+//                   |   (relaxed: no fence)              |   / "agent" / "")                         |
+//
+// A release by one thread after __syncthreads() publishes the writes of its whole block (the barrier
+// orders them before the release; PTX and the HSA model make this cumulative), which is how a block
+// hands a *_block copy to another rank: copy, __syncthreads(), one thread signals.
+//
+// ---- Types ----------------------------------------------------------------------------------------
+// iris::half and iris::bfloat16 name the 16-bit float types on every platform (CUDA __half and
+// __nv_bfloat16; HIP __half and, where HIP has none (HIP < 6), iris's own bfloat16; cpu: iris's own
+// software types). int8_t ... uint64_t, size_t and bool are available everywhere.
+//
+// ---- Platform notes -------------------------------------------------------------------------------
+// Snippets are HIP C++. threadIdx/blockIdx/blockDim/gridDim, __syncthreads(), __shared__ and
+// extern __shared__ (dynamic shared memory), atomicAdd-style builtins and the HIP spellings
+// hipThreadIdx_x, hipBlockIdx_x, hipBlockDim_x, hipGridDim_x (and _y, _z), HIP_DYNAMIC_SHARED work on
+// every platform. The cpu backend cannot run warp-level operations (shuffles, votes, __syncwarp):
+// using one is a compile error naming it.
+#ifndef IRIS_IRIS_HPP
+#define IRIS_IRIS_HPP
+
+#include "impl/platform.hpp"
+
+namespace iris {
+
+// Memory-order semantic of an atomic (see the table above).
+enum Semantic : int { relaxed = 0, acquire = 1, release = 2, acq_rel = 3 };
+// Which threads an atomic is coherent with: the block, the whole device, or the system (other GPUs
+// and the host; what anything another rank reads needs).
+enum Scope : int { block = 0, gpu = 1, sys = 2 };
+// Comparisons for wait_until.
+enum class Cmp : int { eq = 0, ne = 1, lt = 2, le = 3, gt = 4, ge = 5 };
+
+// ---- Pointer translation and plain remote accesses -------------------------------------------------
+
+// hb[to_rank] + (p - hb[from_rank]): where rank `to_rank`'s copy of *p is, seen from this rank.
+template <class T>
+IRIS_DEVICE T* translate(T* p, int from_rank, int to_rank, const uint64_t* hb);
+
+// Reads *p as it is in `from_rank`'s heap. `to_rank` is the current rank (p is in its address space).
+template <class T>
+IRIS_DEVICE T load(const T* p, int to_rank, int from_rank, const uint64_t* hb);
+
+// Writes v to *p in `to_rank`'s heap. `from_rank` is the current rank.
+template <class T>
+IRIS_DEVICE void store(T* p, T v, int from_rank, int to_rank, const uint64_t* hb);
+
+// Reads *from_p in `to_rank`'s heap and writes it to the local *to_p (`from_rank` is the current
+// rank; Iris's code, not its docstring).
+template <class T>
+IRIS_DEVICE void get(const T* from_p, T* to_p, int from_rank, int to_rank, const uint64_t* hb);
+
+// Reads the local *from_p and writes it to *to_p in `to_rank`'s heap (`from_rank` is the current rank).
+template <class T>
+IRIS_DEVICE void put(const T* from_p, T* to_p, int from_rank, int to_rank, const uint64_t* hb);
+
+// Reads *src in `from_rank`'s heap and writes *dst in `to_rank`'s heap; both pointers are in the
+// current rank's (`cur_rank`) address space, and one of from_rank/to_rank is cur_rank.
+template <class T>
+IRIS_DEVICE void copy(const T* src, T* dst, int from_rank, int to_rank, int cur_rank, const uint64_t* hb);
+
+// ---- Atomics on any rank's heap -----------------------------------------------------------------
+// Each translates p from `from_rank` (current) to `to_rank`, performs the operation with `sem` at
+// `scope`, and returns the value *p held before. Types: add/sub/xchg/min/max/cas take int32, uint32,
+// int64, uint64, float and double; add/sub also iris::half and iris::bfloat16; and/or/xor take the
+// integer types only. Another type is a compile error naming the operation and the supported types.
+template <class T>
+IRIS_DEVICE T atomic_add(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+                         Scope scope = sys);
+template <class T>
+IRIS_DEVICE T atomic_sub(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+                         Scope scope = sys);
+template <class T>
+IRIS_DEVICE T atomic_xchg(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+                          Scope scope = sys);
+template <class T>
+IRIS_DEVICE T atomic_xor(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+                         Scope scope = sys);
+template <class T>
+IRIS_DEVICE T atomic_and(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+                         Scope scope = sys);
+template <class T>
+IRIS_DEVICE T atomic_or(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+                        Scope scope = sys);
+template <class T>
+IRIS_DEVICE T atomic_min(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+                         Scope scope = sys);
+template <class T>
+IRIS_DEVICE T atomic_max(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+                         Scope scope = sys);
+// Writes v if *p == cmp (compared bit for bit); returns the old value either way.
+template <class T>
+IRIS_DEVICE T atomic_cas(T* p, T cmp, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+                         Scope scope = sys);
+
+// A fence of `sem` at `scope` (relaxed: none).
+IRIS_DEVICE void fence(Semantic sem = acq_rel, Scope scope = sys);
+
+// ---- Flags: signals and bounded waits (beyond Iris) -------------------------------------------------
+// A signal is how one rank tells another "the data before this is there": a release at system scope,
+// so every write this thread made (and, after __syncthreads(), its block made) before the signal is
+// visible to whoever acquires the flag. Flag types: int32, uint32, int64, uint64.
+
+// Atomically writes v to *p in `to_rank`'s heap (release, sys).
+template <class T>
+IRIS_DEVICE void signal_set(T* p, T v, int from_rank, int to_rank, const uint64_t* hb);
+// Atomically adds v to *p in `to_rank`'s heap (release, sys); returns the old value.
+template <class T>
+IRIS_DEVICE T signal_add(T* p, T v, int from_rank, int to_rank, const uint64_t* hb);
+
+// Spins until `*p cmp value` holds for the local *p, reading it with `sem` (acquire or relaxed) at
+// `scope`, and returns the value that satisfied it. The spin is bounded: after IRIS_WAIT_TIMEOUT
+// seconds (the module state's budget) it writes the rank, the address, the last value seen and the
+// expected value into the job's mailbox and traps, so the host reports a hang as an error instead
+// of hanging. On the cpu backend the spinning thread lets the other threads of its block run.
+template <class T>
+IRIS_DEVICE T wait_until(const T* p, Cmp cmp, T value, Semantic sem = acquire, Scope scope = sys);
+
+// ---- Block-cooperative bulk copies (beyond Iris) -----------------------------------------------------
+// Every thread of the block calls them with the same arguments; together they move `count` elements
+// with 16-byte accesses where source and destination are equally aligned (element-wise for the
+// unaligned head and tail, or throughout when the two are aligned differently). Plain accesses:
+// publish the result with __syncthreads() and a signal. They do not synchronize the block.
+
+// Local src -> dst in `to_rank`'s heap.
+template <class T>
+IRIS_DEVICE void put_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, const uint64_t* hb);
+// src in `to_rank`'s heap -> local dst (as get(): from_rank is the current rank).
+template <class T>
+IRIS_DEVICE void get_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, const uint64_t* hb);
+// src in `from_rank`'s heap -> dst in `to_rank`'s heap; pointers in `cur_rank`'s address space.
+template <class T>
+IRIS_DEVICE void copy_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, int cur_rank,
+                            const uint64_t* hb);
+
+// ---- The context a kernel receives from Lua (iris::Context, passed by value) ----------------------
+// Layout: abi::ContextData. Its methods are the calls above without the current rank and `hb`.
+struct Context {
+  const uint64_t* heap_bases;  // world_size entries
+  int32_t rank;                // the current rank
+  int32_t world_size;
+
+  template <class T> IRIS_DEVICE T* translate(T* p, int to_rank) const;
+  template <class T> IRIS_DEVICE T load(const T* p, int from_rank) const;
+  template <class T> IRIS_DEVICE void store(T* p, T v, int to_rank) const;
+  template <class T> IRIS_DEVICE void get(const T* from_p, T* to_p, int from_rank) const;
+  template <class T> IRIS_DEVICE void put(const T* from_p, T* to_p, int to_rank) const;
+  template <class T> IRIS_DEVICE void copy(const T* src, T* dst, int from_rank, int to_rank) const;
+
+  template <class T> IRIS_DEVICE T atomic_add(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_sub(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_xchg(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_xor(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_and(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_or(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_min(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_max(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T>
+  IRIS_DEVICE T atomic_cas(T* p, T cmp, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+
+  template <class T> IRIS_DEVICE void signal_set(T* p, T v, int to_rank) const;
+  template <class T> IRIS_DEVICE T signal_add(T* p, T v, int to_rank) const;
+  template <class T>
+  IRIS_DEVICE T wait_until(const T* p, Cmp cmp, T value, Semantic sem = acquire, Scope scope = sys) const;
+
+  template <class T> IRIS_DEVICE void put_block(const T* src, T* dst, size_t count, int to_rank) const;
+  template <class T> IRIS_DEVICE void get_block(const T* src, T* dst, size_t count, int from_rank) const;
+  template <class T> IRIS_DEVICE void copy_block(const T* src, T* dst, size_t count, int from_rank, int to_rank) const;
+
+  // Iris spellings.
+  IRIS_DEVICE int get_rank() const { return rank; }
+  IRIS_DEVICE int get_num_ranks() const { return world_size; }
+};
+
+}  // namespace iris
+
+// Bodies, in dependency order.
+#include "impl/order.hpp"
+#include "impl/rma.hpp"
+#include "impl/atomics.hpp"
+#include "impl/wait.hpp"
+#include "impl/block_copy.hpp"
+#include "impl/context.hpp"
+#if defined(IRIS_PLATFORM_CPU)
+#include "impl/cpu_builtins.hpp"
+#endif
+
+#endif  // IRIS_IRIS_HPP

@@ -1,0 +1,86 @@
+/* Kernels: compile, look up, launch, time (the Lua side is src/lua/iris/kernel.lua; docs/kernels.md).
+ * Handles are owned by the runtime and stay valid until the job ends. */
+#ifndef IRIS_CAPI_KERNELS_H
+#define IRIS_CAPI_KERNELS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* cdef:begin */
+typedef struct iris_program iris_program;
+typedef struct iris_kernel iris_kernel;
+typedef struct iris_timer iris_timer;
+
+/* iris::Context as a kernel receives it (abi::ContextData). */
+typedef struct iris_context_data {
+  const uint64_t* heap_bases;
+  int32_t rank;
+  int32_t world_size;
+} iris_context_data;
+
+/* How Lua passes a parameter (kernels::ParamKind). */
+enum {
+  IRIS_PARAM_POINTER = 0,
+  IRIS_PARAM_INTEGER = 1,
+  IRIS_PARAM_FLOAT = 2,
+  IRIS_PARAM_BOOL = 3,
+  IRIS_PARAM_CONTEXT = 4,
+  IRIS_PARAM_FLOAT16 = 5,
+  IRIS_PARAM_BFLOAT16 = 6
+};
+
+typedef struct iris_param_info {
+  const char* name;  /* "buf" */
+  const char* type;  /* as declared, template arguments substituted: "const float*" */
+  int kind;          /* IRIS_PARAM_* */
+  const char* ctype; /* C type of the argument slot: "int32_t", "double", "void*", "iris_context_data" */
+  const char* dtype; /* pointer: tensor dtype it takes, "" for void*; scalar: its dtype */
+  double min, max;   /* integers: the range the type holds */
+} iris_param_info;
+
+/* source: the user's code; origin: "pattern.lua:12" (labels); description: "the snippet at
+ * pattern.lua:12" (compile errors); file_name: what compiler messages call it. defines: name/value
+ * pairs (2 * define_count strings). */
+int iris_compile(const char* source, size_t source_len, const char* origin, const char* description,
+                 const char* file_name, const char* const* defines, int define_count, const char* const* options,
+                 int option_count, iris_program** out);
+/* name: "put_ones" or a template instance "scale<float>" (compiled on first request). */
+int iris_program_kernel(iris_program* program, const char* name, iris_kernel** out);
+const char* iris_kernel_name(const iris_kernel* kernel);  /* canonical: "scale<float, 4>" */
+const char* iris_kernel_label(const iris_kernel* kernel); /* "scale<float, 4> (pattern.lua:12)" */
+int iris_kernel_param_count(const iris_kernel* kernel);
+void iris_kernel_param(const iris_kernel* kernel, int index, iris_param_info* out);
+/* dims: grid x, y, z, block x, y, z. args[i] points at the i-th argument's value. Asynchronous. */
+int iris_kernel_launch(iris_kernel* kernel, const uint32_t* dims, uint64_t shared_bytes, void** args);
+/* Backend::time_raw_launches: the same launch `iterations` times straight through the driver. */
+int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uint64_t shared_bytes, void** args,
+                                  int iterations, double* seconds);
+
+/* Waits for this rank's device work; a fault's message includes a failed wait's report. */
+int iris_device_synchronize(void);
+/* ctx:device_barrier() (asynchronous, like a launch). */
+int iris_device_barrier(void);
+/* Device-to-device copy (also to or from a peer's mapped heap): the copy-engine reference of the
+ * bandwidth benchmark. */
+int iris_device_copy(void* dst, const void* src, uint64_t bytes);
+
+/* Device-event timing (iris.bench): start, stop, milliseconds between them (waits for the stop). */
+int iris_timer_create(iris_timer** out);
+void iris_timer_destroy(iris_timer* timer);
+int iris_timer_start(iris_timer* timer);
+int iris_timer_stop(iris_timer* timer, double* milliseconds);
+
+/* The bit patterns of 16-bit float kernel arguments (round to nearest even). */
+uint16_t iris_float_to_half_bits(double value);
+uint16_t iris_float_to_bfloat16_bits(double value);
+/* cdef:end */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

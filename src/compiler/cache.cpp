@@ -1,0 +1,154 @@
+#include "compiler/cache.hpp"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "compiler/files.hpp"
+#include "core/env.hpp"
+#include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "core/log.hpp"
+
+namespace iris::compiler {
+namespace {
+
+constexpr char kMagic[8] = {'I', 'R', 'I', 'S', 'K', 'C', '0', '1'};
+// A compile never takes this long; a holder that does is stuck (its process would have released the
+// lock by dying), and waiting longer would only turn an error into a hang.
+constexpr double kLockWaitSeconds = 900;
+
+void put_u64(std::vector<uint8_t>& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+void put_string(std::vector<uint8_t>& out, const std::string& s) {
+  put_u64(out, s.size());
+  out.insert(out.end(), s.begin(), s.end());
+}
+
+std::vector<uint8_t> serialize(const CompiledCode& code) {
+  std::vector<uint8_t> out(kMagic, kMagic + sizeof(kMagic));
+  put_u64(out, code.symbols.size());
+  for (const auto& [name, symbol] : code.symbols) {
+    put_string(out, name);
+    put_string(out, symbol);
+  }
+  put_u64(out, code.code.size());
+  out.insert(out.end(), code.code.begin(), code.code.end());
+  return out;
+}
+
+// False for anything but a whole, well-formed entry (a damaged entry is compiled again).
+bool deserialize(const std::vector<uint8_t>& in, CompiledCode* code) {
+  size_t at = 0;
+  auto u64 = [&](uint64_t* v) {
+    if (in.size() - at < 8) return false;
+    *v = 0;
+    for (int i = 0; i < 8; ++i) *v |= static_cast<uint64_t>(in[at + i]) << (8 * i);
+    at += 8;
+    return true;
+  };
+  auto string = [&](std::string* s) {
+    uint64_t n = 0;
+    if (!u64(&n) || in.size() - at < n) return false;
+    s->assign(in.begin() + at, in.begin() + at + n);
+    at += n;
+    return true;
+  };
+  if (in.size() < sizeof(kMagic) || std::memcmp(in.data(), kMagic, sizeof(kMagic)) != 0) return false;
+  at = sizeof(kMagic);
+  uint64_t count = 0;
+  if (!u64(&count) || count > in.size()) return false;
+  code->symbols.resize(count);
+  for (auto& [name, symbol] : code->symbols) {
+    if (!string(&name) || !string(&symbol)) return false;
+  }
+  uint64_t size = 0;
+  if (!u64(&size) || in.size() - at != size) return false;
+  code->code.assign(in.begin() + at, in.end());
+  return true;
+}
+
+bool load_entry(const std::string& path, CompiledCode* code) {
+  std::vector<uint8_t> bytes;
+  return read_file(path, &bytes) && deserialize(bytes, code);
+}
+
+// An exclusive flock on `path`, polled so Ctrl-C and a stuck holder end the wait with an error.
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) : path_(path) {
+    fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw Error(Errc::environment, format("cannot open the lock file %s: %s", path.c_str(), std::strerror(errno)));
+    const auto start = std::chrono::steady_clock::now();
+    bool announced = false;
+    while (flock(fd_, LOCK_EX | LOCK_NB) != 0) {
+      if (errno != EWOULDBLOCK && errno != EINTR) {
+        const int error = errno;
+        close(fd_);
+        throw Error(Errc::environment, format("cannot lock %s: %s", path.c_str(), std::strerror(error)));
+      }
+      const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (!announced && waited > 5) {
+        log::write(log::Level::info, "waiting for another process compiling the same kernel (" + path + ")");
+        announced = true;
+      }
+      if (waited > kLockWaitSeconds) {
+        close(fd_);
+        throw Error(Errc::environment,
+                    format("waited %.0f s for another process compiling the same kernel (lock %s); if no iris-lua "
+                           "is running, delete the lock file",
+                           waited, path.c_str()));
+      }
+      try {
+        interrupt::check("waiting for a kernel compile on another rank");
+      } catch (...) {
+        close(fd_);
+        throw;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  }
+  ~FileLock() {
+    flock(fd_, LOCK_UN);
+    close(fd_);
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+}  // namespace
+
+KernelCache::KernelCache(std::string dir) : dir_(std::move(dir)) { make_directories(dir_ + "/kernels"); }
+
+std::string KernelCache::entry_path(const std::string& digest) const { return dir_ + "/kernels/" + digest + ".bin"; }
+
+CompiledCode KernelCache::get_or_compile(const std::string& digest, const std::function<CompiledCode()>& compile) {
+  const std::string path = entry_path(digest);
+  CompiledCode code;
+  if (load_entry(path, &code)) return code;  // the common case: no lock needed, entries appear whole
+  FileLock lock(path + ".lock");
+  if (load_entry(path, &code)) return code;  // another process compiled it while this one waited
+  code = compile();
+  const std::vector<uint8_t> bytes = serialize(code);
+  write_file_atomically(path, bytes.data(), bytes.size());
+  return code;
+}
+
+std::string default_cache_dir() {
+  if (auto dir = env::get(env::Var::cache_dir)) return *dir;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && *xdg != '\0') return std::string(xdg) + "/iris-lua";
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && *home != '\0') return std::string(home) + "/.cache/iris-lua";
+  throw Error(Errc::environment, "no directory for the kernel cache: set IRIS_CACHE_DIR (HOME is not set)");
+}
+
+}  // namespace iris::compiler

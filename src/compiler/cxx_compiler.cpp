@@ -1,0 +1,157 @@
+// The host C++ compiler (IRIS_CXX, default c++) builds kernels for the cpu backend into a shared object:
+//   - extern __shared__ declarations become IRIS_CPU_DYNAMIC_SHARED(type, name) (see cpu_shim.hpp);
+//   - each exported kernel gets an extern "C" entry wrapper __iris_entry_<i>(void** args, state) that
+//     unpacks the launch's argument block into the kernel's parameter types: template deduction on
+//     &kernel<...> gives the types, and for a template it is the explicit instantiation too.
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include "compiler/compiler.hpp"
+#include "compiler/cpu_source.hpp"
+#include "compiler/files.hpp"
+#include "core/env.hpp"
+#include "core/error.hpp"
+
+extern char** environ;
+
+namespace iris::compiler {
+namespace {
+
+std::vector<std::string> split_words(const std::string& text) {
+  std::istringstream in(text);
+  std::vector<std::string> words;
+  for (std::string w; in >> w;) words.push_back(w);
+  return words;
+}
+
+// The executable `name` resolves to through PATH (as posix_spawnp would find it), or "".
+std::string resolve_executable(const std::string& name) {
+  auto usable = [](const std::string& path) { return access(path.c_str(), X_OK) == 0; };
+  if (name.find('/') != std::string::npos) return usable(name) ? name : "";
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path != nullptr ? path : "/usr/local/bin:/usr/bin:/bin");
+  for (std::string dir; std::getline(dirs, dir, ':');) {
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (usable(candidate)) return candidate;
+  }
+  return "";
+}
+
+class CxxCompiler final : public Compiler {
+ public:
+  CxxCompiler() {
+    command_ = split_words(env::get(env::Var::cxx).value_or("c++"));
+    if (command_.empty()) command_ = {"c++"};
+  }
+
+  const char* kind() const override { return "cxx"; }
+
+  // Which compiler binary, without running it (a cache hit runs no compiler): its real path, size and
+  // modification time, and the rest of IRIS_CXX.
+  const std::string& identity() override {
+    if (!identity_.empty()) return identity_;
+    const std::string found = resolve_executable(command_[0]);
+    if (found.empty()) throw Error(Errc::environment, not_found_message());
+    char real[PATH_MAX];
+    const std::string path = realpath(found.c_str(), real) != nullptr ? real : found;
+    struct stat info {};
+    stat(path.c_str(), &info);
+    identity_ = format("cxx %s %lld %lld", path.c_str(), static_cast<long long>(info.st_size),
+                       static_cast<long long>(info.st_mtime));
+    for (size_t i = 1; i < command_.size(); ++i) identity_ += " " + command_[i];
+    return identity_;
+  }
+
+  CompiledCode compile(const CompileJob& job) override {
+    count_compiler_invocation();
+    CompiledCode out;
+    std::string source = rewrite_dynamic_shared(job.source);
+    source += "\n#line 1 \"<iris entry points>\"\n";
+    for (size_t i = 0; i < job.names.size(); ++i) {
+      const std::string symbol = format("__iris_entry_%zu", i);
+      source += "IRIS_CPU_EXPORT void " + symbol + "(void** args, ::iris::abi::CpuThreadState* state) {\n" +
+                "  ::iris::cpu::state = state;\n  ::iris::cpu::invoke(&" + job.names[i] + ", args);\n}\n";
+      out.symbols.emplace_back(job.names[i], symbol);
+    }
+
+    make_directories(job.work_dir);
+    const std::string base = job.work_dir + "/cxx-" + unique_suffix();
+    const std::string source_path = base + ".cpp", object_path = base + ".so", log_path = base + ".log";
+    write_file_atomically(source_path, source.data(), source.size());
+    struct Cleanup {
+      std::vector<std::string> paths;
+      ~Cleanup() {
+        for (const std::string& p : paths) unlink(p.c_str());
+      }
+    } cleanup{{source_path, object_path, log_path}};
+
+    std::vector<std::string> argv = command_;
+    for (const char* flag : {"-O2", "-fPIC", "-shared", "-std=c++17", "-fvisibility=hidden"}) argv.push_back(flag);
+    argv.push_back("-I" + job.include_dir);
+    argv.insert(argv.end(), job.options.begin(), job.options.end());
+    for (const std::string& a : {std::string("-o"), object_path, std::string("-x"), std::string("c++"), source_path}) {
+      argv.push_back(a);
+    }
+    const int status = run(argv, log_path);
+    const std::string log = read_log(log_path);
+    if (status != 0) throw Error(Errc::compile, log.empty() ? format("%s failed (status %d)", command_[0].c_str(), status) : log);
+    if (!read_file(object_path, &out.code)) throw Error(Errc::compile, command_[0] + " wrote no shared object\n" + log);
+    return out;
+  }
+
+ private:
+  std::string not_found_message() const {
+    return "the host C++ compiler '" + command_[0] +
+           "' (IRIS_CXX) was not found: the cpu backend builds kernels with it; install g++ (Debian "
+           "package g++) or set IRIS_CXX";
+  }
+
+  // Runs the compiler with its output in `log_path`; returns its exit status.
+  int run(const std::vector<std::string>& argv, const std::string& log_path) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+    std::vector<char*> args;
+    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    pid_t pid = 0;
+    const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (error == ENOENT) throw Error(Errc::environment, not_found_message());
+    if (error != 0) throw Error(Errc::environment, format("cannot run %s: %s", args[0], std::strerror(error)));
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0) {
+      if (errno != EINTR) throw Error(Errc::environment, format("waiting for %s: %s", args[0], std::strerror(errno)));
+    }
+    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+    return WEXITSTATUS(status);
+  }
+
+  static std::string read_log(const std::string& path) {
+    std::vector<uint8_t> bytes;
+    if (!read_file(path, &bytes)) return "";
+    std::string log(bytes.begin(), bytes.end());
+    while (!log.empty() && log.back() == '\n') log.pop_back();
+    return log;
+  }
+
+  std::vector<std::string> command_;
+  std::string identity_;
+};
+
+}  // namespace
+
+std::unique_ptr<Compiler> make_cxx_compiler() { return std::make_unique<CxxCompiler>(); }
+
+}  // namespace iris::compiler

@@ -1,0 +1,35 @@
+// hiprtc: HIP C++ -> AMD code object for the device's gfx architecture. Opened at run time: libhiprtc
+// (ROCm 6 and later) or libamdhip64, which holds hiprtc in HIP 5 (Debian 12's HIP 5.2). hiprtc
+// pre-includes hip_runtime.h and hip_fp16.h.
+#include "compiler/rtc_compiler.hpp"
+
+namespace iris::compiler {
+namespace {
+
+std::vector<std::string> library_candidates() {
+  const std::vector<std::string> names = {"libhiprtc.so.6", "libhiprtc.so", "libamdhip64.so.6", "libamdhip64.so.5",
+                                          "libamdhip64.so"};
+  std::vector<std::string> candidates = names;
+  for (const std::string& dir : toolkit_directories({"ROCM_PATH", "HIP_PATH"}, {"/opt/rocm"}, {"lib"})) {
+    for (const std::string& name : names) candidates.push_back(dir + "/" + name);
+  }
+  return candidates;
+}
+
+}  // namespace
+
+std::unique_ptr<Compiler> make_hiprtc_compiler() {
+  RtcFlavor flavor;
+  flavor.kind = "hiprtc";
+  flavor.prefix = "hiprtc";
+  flavor.code_function = "Code";
+  flavor.library_candidates = library_candidates();
+  flavor.what = "hiprtc (libhiprtc.so or libamdhip64.so)";
+  flavor.missing_hint = "Install HIP (the Debian package libamdhip64-dev, or ROCm) or set ROCM_PATH to it.";
+  flavor.base_options = [](const DynamicLibrary&, const CompileJob& job) {
+    return std::vector<std::string>{"--offload-arch=" + job.arch, "-std=c++17", "-O3", "-I" + job.include_dir};
+  };
+  return make_rtc_compiler(std::move(flavor));
+}
+
+}  // namespace iris::compiler

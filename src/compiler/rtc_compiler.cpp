@@ -1,0 +1,125 @@
+#include "compiler/rtc_compiler.hpp"
+
+
+#include "core/error.hpp"
+
+namespace iris::compiler {
+namespace {
+
+// The NVRTC/hiprtc functions iris uses; every result is an int status, 0 on success.
+struct RtcApi {
+  using Program = void*;
+  int (*version)(int*, int*);
+  const char* (*error_string)(int);
+  int (*create)(Program*, const char*, const char*, int, const char* const*, const char* const*);
+  int (*destroy)(Program*);
+  int (*add_name_expression)(Program, const char*);
+  int (*compile)(Program, int, const char* const*);
+  int (*log_size)(Program, size_t*);
+  int (*log)(Program, char*);
+  int (*code_size)(Program, size_t*);
+  int (*code)(Program, char*);
+  int (*lowered_name)(Program, const char*, const char**);
+};
+
+class RtcCompiler final : public Compiler {
+ public:
+  explicit RtcCompiler(RtcFlavor flavor) : flavor_(std::move(flavor)) {}
+
+  const char* kind() const override { return flavor_.kind; }
+
+  const std::string& identity() override {
+    load();
+    return identity_;
+  }
+
+  CompiledCode compile(const CompileJob& job) override {
+    load();
+    count_compiler_invocation();
+    std::vector<std::string> options = flavor_.base_options(*library_, job);
+    options.insert(options.end(), job.options.begin(), job.options.end());
+    std::vector<const char*> option_pointers;
+    for (const std::string& o : options) option_pointers.push_back(o.c_str());
+
+    RtcApi::Program program = nullptr;
+    check(api_.create(&program, job.source.c_str(), "kernel.hip", 0, nullptr, nullptr), "create a program");
+    struct Destroy {
+      const RtcApi& api;
+      RtcApi::Program& program;
+      ~Destroy() { api.destroy(&program); }
+    } destroy{api_, program};
+    for (const std::string& name : job.names) check(api_.add_name_expression(program, name.c_str()), "add a name");
+
+    const int status = api_.compile(program, static_cast<int>(option_pointers.size()), option_pointers.data());
+    if (status != 0) {
+      std::string log = program_log(program);
+      if (log.empty()) log = api_.error_string(status);
+      throw Error(Errc::compile, log);
+    }
+    CompiledCode out;
+    size_t size = 0;
+    check(api_.code_size(program, &size), "get the code size");
+    out.code.resize(size);
+    check(api_.code(program, reinterpret_cast<char*>(out.code.data())), "get the code");
+    for (const std::string& name : job.names) {
+      const char* lowered = nullptr;
+      check(api_.lowered_name(program, name.c_str(), &lowered), "get the lowered name of " + name);
+      out.symbols.emplace_back(name, lowered);
+    }
+    return out;
+  }
+
+ private:
+  void load() {
+    if (library_) return;
+    library_ = std::make_unique<DynamicLibrary>(flavor_.library_candidates,
+                                                (std::string(flavor_.prefix) + "CreateProgram").c_str(), flavor_.what,
+                                                flavor_.missing_hint);
+    const std::string p = flavor_.prefix;
+    const std::string code = flavor_.code_function;
+    auto fn = [&](const std::string& name) { return library_->function<void*>(name.c_str()); };
+    api_.version = reinterpret_cast<decltype(api_.version)>(fn(p + "Version"));
+    api_.error_string = reinterpret_cast<decltype(api_.error_string)>(fn(p + "GetErrorString"));
+    api_.create = reinterpret_cast<decltype(api_.create)>(fn(p + "CreateProgram"));
+    api_.destroy = reinterpret_cast<decltype(api_.destroy)>(fn(p + "DestroyProgram"));
+    api_.add_name_expression = reinterpret_cast<decltype(api_.add_name_expression)>(fn(p + "AddNameExpression"));
+    api_.compile = reinterpret_cast<decltype(api_.compile)>(fn(p + "CompileProgram"));
+    api_.log_size = reinterpret_cast<decltype(api_.log_size)>(fn(p + "GetProgramLogSize"));
+    api_.log = reinterpret_cast<decltype(api_.log)>(fn(p + "GetProgramLog"));
+    api_.code_size = reinterpret_cast<decltype(api_.code_size)>(fn(p + "Get" + code + "Size"));
+    api_.code = reinterpret_cast<decltype(api_.code)>(fn(p + "Get" + code));
+    api_.lowered_name = reinterpret_cast<decltype(api_.lowered_name)>(fn(p + "GetLoweredName"));
+    int major = 0, minor = 0;
+    check(api_.version(&major, &minor), "read its version");
+    identity_ = format("%s %d.%d", flavor_.kind, major, minor);
+  }
+
+  std::string program_log(RtcApi::Program program) const {
+    size_t size = 0;
+    if (api_.log_size(program, &size) != 0 || size <= 1) return "";
+    std::string log(size, '\0');
+    if (api_.log(program, &log[0]) != 0) return "";
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n')) log.pop_back();
+    return log;
+  }
+
+  void check(int status, const std::string& what) const {
+    if (status != 0) {
+      throw Error(Errc::compile, format("%s (%s) could not %s: %s", flavor_.kind, library_->path().c_str(),
+                                        what.c_str(), api_.error_string(status)));
+    }
+  }
+
+  RtcFlavor flavor_;
+  std::unique_ptr<DynamicLibrary> library_;
+  RtcApi api_{};
+  std::string identity_;
+};
+
+}  // namespace
+
+std::unique_ptr<Compiler> make_rtc_compiler(RtcFlavor flavor) {
+  return std::make_unique<RtcCompiler>(std::move(flavor));
+}
+
+}  // namespace iris::compiler

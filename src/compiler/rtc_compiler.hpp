@@ -1,0 +1,27 @@
+// NVRTC and hiprtc have the same API shape (hiprtc copies NVRTC's): one implementation, two flavors.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler/compiler.hpp"
+#include "compiler/dynamic_library.hpp"
+
+namespace iris::compiler {
+
+struct RtcFlavor {
+  const char* kind;            // "nvrtc"
+  const char* prefix;          // function prefix: "nvrtc", "hiprtc"
+  const char* code_function;   // "CUBIN" (nvrtcGetCUBIN/nvrtcGetCUBINSize) or "Code"
+  std::vector<std::string> library_candidates;
+  std::string what;            // "NVRTC (libnvrtc.so.13 or .12)"
+  std::string missing_hint;    // what to install or set
+  // Options every compile gets before the user's: architecture, language, include directories.
+  std::function<std::vector<std::string>(const DynamicLibrary& library, const CompileJob& job)> base_options;
+};
+
+std::unique_ptr<Compiler> make_rtc_compiler(RtcFlavor flavor);
+
+}  // namespace iris::compiler

@@ -1,0 +1,453 @@
+#include "runtime/cpu/cpu_executor.hpp"
+
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <boost/context/detail/fcontext.hpp>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "core/error.hpp"
+
+namespace iris::runtime::cpu {
+namespace {
+
+namespace bc = boost::context::detail;
+
+constexpr size_t kFiberStackBytes = 256 * 1024;  // a GPU thread's stack is 1-8 KiB; printf wants a few
+constexpr size_t kSignalStackBytes = 64 * 1024;
+constexpr unsigned kMaxBlockThreads = 1024;
+
+size_t page_size() {
+  static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  return size;
+}
+
+// Anonymous memory, committed only where touched.
+void* reserve(size_t bytes) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED) throw Error(Errc::internal, format("cannot reserve %zu bytes: %s", bytes, std::strerror(errno)));
+  return p;
+}
+
+struct Fiber {
+  char* base = nullptr;  // the mapping; its lowest page is the guard
+  bc::fcontext_t context = nullptr;
+  unsigned thread = 0;  // index of the device thread it runs now
+  Fiber() {
+    base = static_cast<char*>(reserve(kFiberStackBytes + page_size()));
+    mprotect(base, page_size(), PROT_NONE);  // an overflow faults instead of corrupting memory
+  }
+  ~Fiber() { munmap(base, kFiberStackBytes + page_size()); }
+  void* top() const { return base + page_size() + kFiberStackBytes; }
+  bool guards(const void* address) const {
+    const char* a = static_cast<const char*>(address);
+    return a >= base && a < base + page_size();
+  }
+};
+
+// What a fiber tells the scheduler when it hands control back.
+enum class Switch : intptr_t { finished = 1, parked = 2, yielded = 3 };
+
+struct Launch {
+  KernelEntry entry;
+  void** args;
+  LaunchConfig config;
+  uint64_t blocks;
+  std::atomic<uint64_t> next_block{0};
+  std::atomic<bool> aborted{false};
+  std::mutex fault_mutex;
+  std::string fault;  // the first fault of the launch
+
+  void record_fault(const std::string& what) {
+    std::lock_guard<std::mutex> lock(fault_mutex);
+    if (fault.empty()) fault = what;
+    aborted.store(true);
+  }
+};
+
+// One block in flight on an OS thread.
+struct BlockRun {
+  Launch* launch = nullptr;
+  abi::CpuThreadState* states = nullptr;
+  abi::CpuDim3 block_idx{};
+  unsigned total = 0;
+  unsigned next_unstarted = 0;
+  unsigned live = 0;  // threads not yet returned (started or not)
+  std::deque<Fiber*> ready;
+  std::vector<Fiber*> at_barrier;
+  Fiber* current = nullptr;
+  bc::fcontext_t scheduler = nullptr;  // where the running fiber returns to
+  unsigned spins = 0;                  // yields since the block last made progress
+};
+
+// Everything an OS thread needs to run blocks; one per thread, for the thread's lifetime (a module's
+// thread-local pointer to the dynamic shared buffer stays valid).
+struct Worker {
+  std::vector<std::unique_ptr<Fiber>> fibers;
+  std::vector<Fiber*> free_fibers;
+  void* dynamic_shared = nullptr;
+  std::vector<abi::CpuThreadState> states = std::vector<abi::CpuThreadState>(kMaxBlockThreads);
+  BlockRun* run = nullptr;
+  sigjmp_buf recovery;
+  volatile sig_atomic_t in_kernel = 0;
+  volatile sig_atomic_t fault_signal = 0;
+  void* volatile fault_address = nullptr;
+  std::string trap_reason;
+  void* signal_stack = nullptr;
+
+  Worker() {
+    dynamic_shared = reserve(kMaxDynamicSharedBytes);
+    // Faults are handled on a stack of their own: the faulting one may be a fiber's overflowed stack.
+    stack_t current;
+    if (sigaltstack(nullptr, &current) == 0 && (current.ss_flags & SS_DISABLE)) {
+      signal_stack = reserve(kSignalStackBytes);
+      stack_t alternate{};
+      alternate.ss_sp = signal_stack;
+      alternate.ss_size = kSignalStackBytes;
+      sigaltstack(&alternate, nullptr);
+    }
+  }
+  ~Worker() {
+    if (signal_stack != nullptr) {
+      stack_t disable{};
+      disable.ss_flags = SS_DISABLE;
+      sigaltstack(&disable, nullptr);
+      munmap(signal_stack, kSignalStackBytes);
+    }
+    munmap(dynamic_shared, kMaxDynamicSharedBytes);
+  }
+
+  Fiber* acquire_fiber() {
+    if (free_fibers.empty()) {
+      fibers.push_back(std::make_unique<Fiber>());
+      return fibers.back().get();
+    }
+    Fiber* f = free_fibers.back();
+    free_fibers.pop_back();
+    return f;
+  }
+  // After a fault the block's fibers are abandoned mid-stack; their stacks are simply reused.
+  void reclaim_all_fibers() {
+    free_fibers.clear();
+    for (auto& f : fibers) free_fibers.push_back(f.get());
+  }
+};
+
+thread_local Worker* t_worker = nullptr;
+
+Worker& this_worker() {
+  // Lives as long as its thread: pool threads delete it when they end, the launching thread never.
+  if (t_worker == nullptr) t_worker = new Worker();
+  return *t_worker;
+}
+
+// ---- faults -------------------------------------------------------------------------------------------
+
+struct sigaction g_previous[NSIG];
+
+void on_fault(int signal, siginfo_t* info, void* context) {
+  Worker* w = t_worker;
+  if (w != nullptr && w->in_kernel) {
+    w->fault_signal = signal;
+    w->fault_address = info->si_addr;
+    siglongjmp(w->recovery, 1);
+  }
+  // Not a kernel's fault: whoever handled it before, or the default action (the faulting instruction
+  // runs again and ends the process with a core, as without iris).
+  const struct sigaction& previous = g_previous[signal];
+  if ((previous.sa_flags & SA_SIGINFO) && previous.sa_sigaction != nullptr) {
+    previous.sa_sigaction(signal, info, context);
+  } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN) {
+    previous.sa_handler(signal);
+  } else {
+    struct sigaction reset {};
+    reset.sa_handler = SIG_DFL;
+    sigaction(signal, &reset, nullptr);
+  }
+}
+
+void install_fault_handlers() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
+      struct sigaction action {};
+      action.sa_sigaction = on_fault;
+      action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+      sigemptyset(&action.sa_mask);
+      sigaction(signal, &action, &g_previous[signal]);
+    }
+  });
+}
+
+std::string dim_text(const abi::CpuDim3& d) { return format("(%u,%u,%u)", d.x, d.y, d.z); }
+
+std::string describe_signal(Worker& w) {
+  const int signal = w.fault_signal;
+  const void* address = w.fault_address;
+  if (signal == SIGSEGV && w.run != nullptr && w.run->current != nullptr && w.run->current->guards(address)) {
+    return format("stack overflow of a device thread (its stack is %zu KiB: large local arrays belong in "
+                  "__shared__ or global memory)",
+                  kFiberStackBytes / 1024);
+  }
+  switch (signal) {
+    case SIGSEGV: return format("illegal address %p (SIGSEGV)", address);
+    case SIGBUS: return format("misaligned or unmapped address %p (SIGBUS)", address);
+    case SIGFPE: return "arithmetic fault, e.g. an integer division by zero (SIGFPE)";
+    case SIGILL: return "illegal instruction (SIGILL): a trap in the kernel";
+    default: return format("signal %d", signal);
+  }
+}
+
+// ---- fibers and the block scheduler --------------------------------------------------------------------
+
+void switch_to_scheduler(Switch why) {
+  BlockRun* run = t_worker->run;
+  const bc::transfer_t back = bc::jump_fcontext(run->scheduler, reinterpret_cast<void*>(why));
+  t_worker->run->scheduler = back.fctx;  // resumed: remember where to return next time
+}
+
+// A fiber runs threads that have not started yet, one after another, until none is left.
+void fiber_main(bc::transfer_t from) {
+  BlockRun* run = t_worker->run;
+  run->scheduler = from.fctx;
+  Fiber* self = run->current;
+  while (run->next_unstarted < run->total) {
+    self->thread = run->next_unstarted++;
+    run->launch->entry(run->launch->args, &run->states[self->thread]);
+    --run->live;
+    run->spins = 0;
+  }
+  switch_to_scheduler(Switch::finished);
+  __builtin_unreachable();  // a finished fiber is never resumed; its stack gets a fresh context
+}
+
+void resume(Worker& w, BlockRun& run, Fiber* fiber) {
+  run.current = fiber;
+  const bc::transfer_t back = bc::jump_fcontext(fiber->context, nullptr);
+  fiber->context = back.fctx;
+  if (static_cast<Switch>(reinterpret_cast<intptr_t>(back.data)) == Switch::finished) w.free_fibers.push_back(fiber);
+}
+
+void run_block(Worker& w, Launch& launch, uint64_t index) {
+  const LaunchConfig& c = launch.config;
+  BlockRun run;
+  run.launch = &launch;
+  run.states = w.states.data();
+  run.block_idx = {static_cast<uint32_t>(index % c.grid.x), static_cast<uint32_t>((index / c.grid.x) % c.grid.y),
+                   static_cast<uint32_t>(index / (static_cast<uint64_t>(c.grid.x) * c.grid.y))};
+  run.total = c.block.x * c.block.y * c.block.z;
+  run.live = run.total;
+  for (unsigned t = 0; t < run.total; ++t) {
+    abi::CpuThreadState& s = run.states[t];
+    s.thread_idx = {t % c.block.x, (t / c.block.x) % c.block.y, t / (c.block.x * c.block.y)};
+    s.block_idx = run.block_idx;
+    s.block_dim = {c.block.x, c.block.y, c.block.z};
+    s.grid_dim = {c.grid.x, c.grid.y, c.grid.z};
+    s.dynamic_shared = w.dynamic_shared;
+  }
+  w.run = &run;
+  for (;;) {
+    if (run.next_unstarted < run.total) {
+      Fiber* f = w.acquire_fiber();
+      f->context = bc::make_fcontext(f->top(), kFiberStackBytes, fiber_main);
+      resume(w, run, f);
+    } else if (!run.ready.empty()) {
+      Fiber* f = run.ready.front();
+      run.ready.pop_front();
+      resume(w, run, f);
+    } else if (!run.at_barrier.empty()) {
+      if (run.at_barrier.size() != run.live) {
+        launch.record_fault(format("__syncthreads() can never complete in block %s: %zu of its threads wait at the "
+                                   "barrier, %u returned without reaching it",
+                                   dim_text(run.block_idx).c_str(), run.at_barrier.size(), run.total - run.live));
+        w.reclaim_all_fibers();
+        break;
+      }
+      run.ready.assign(run.at_barrier.begin(), run.at_barrier.end());  // barrier complete: all go on, in order
+      run.at_barrier.clear();
+      run.spins = 0;
+    } else {
+      break;  // every thread returned
+    }
+  }
+  w.run = nullptr;
+}
+
+// Takes blocks until none is left or the launch faulted.
+void participate(Launch& launch) {
+  Worker& w = this_worker();
+  if (sigsetjmp(w.recovery, 1) != 0) {
+    // Back from a fault (signal or trap) somewhere inside a block.
+    Worker& fw = *t_worker;
+    fw.in_kernel = 0;
+    std::string where;
+    if (fw.run != nullptr) {
+      where = " in block " + dim_text(fw.run->block_idx);
+      if (fw.run->current != nullptr) where += " thread " + dim_text(fw.run->states[fw.run->current->thread].thread_idx);
+    }
+    launch.record_fault((fw.fault_signal != 0 ? describe_signal(fw) : fw.trap_reason) + where);
+    fw.fault_signal = 0;
+    fw.run = nullptr;
+    fw.reclaim_all_fibers();
+    return;
+  }
+  w.in_kernel = 1;
+  while (!launch.aborted.load(std::memory_order_relaxed)) {
+    const uint64_t index = launch.next_block.fetch_add(1);
+    if (index >= launch.blocks) break;
+    run_block(w, launch, index);
+  }
+  w.in_kernel = 0;
+}
+
+// ---- the table modules call into (abi::CpuRuntime) -------------------------------------------------------
+
+abi::CpuThreadState* runtime_current() {
+  BlockRun* run = t_worker->run;
+  return &run->states[run->current->thread];
+}
+
+void runtime_syncthreads() {
+  BlockRun* run = t_worker->run;
+  run->at_barrier.push_back(run->current);
+  switch_to_scheduler(Switch::parked);
+}
+
+[[noreturn]] void runtime_trap(const char* reason) {
+  Worker* w = t_worker;
+  w->trap_reason = reason != nullptr ? reason : "trap";
+  siglongjmp(w->recovery, 2);
+}
+
+void runtime_yield() {
+  BlockRun* run = t_worker->run;
+  if (run->launch->aborted.load(std::memory_order_relaxed)) {
+    runtime_trap("stopped: another block of this launch faulted");
+  }
+  // Let the other threads of the block run; when they too only spin (or none can run), let the other
+  // processes of the node run: the value waited for may come from another rank.
+  ++run->spins;
+  if (run->spins % 64 == 0) {
+    if (run->spins > (1u << 16)) {
+      usleep(50);
+    } else {
+      sched_yield();
+    }
+  }
+  if (run->ready.empty() && run->next_unstarted >= run->total) return;
+  run->ready.push_back(run->current);
+  switch_to_scheduler(Switch::yielded);
+}
+
+const abi::CpuRuntime kRuntime = {IRIS_DEVICE_ABI_VERSION, runtime_current, runtime_syncthreads, runtime_yield,
+                                  runtime_trap};
+
+}  // namespace
+
+// ---- the pool -------------------------------------------------------------------------------------------
+
+struct Executor::Pool {
+  std::vector<std::thread> threads;
+  std::mutex mutex;
+  std::condition_variable wake;
+  std::condition_variable done;
+  Launch* launch = nullptr;
+  uint64_t generation = 0;
+  int busy = 0;
+  bool stopping = false;
+
+  explicit Pool(int helpers) {
+    for (int i = 0; i < helpers; ++i) threads.emplace_back([this] { work(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mutex);
+      stopping = true;
+    }
+    wake.notify_all();
+    for (std::thread& t : threads) t.join();
+  }
+
+  void work() {
+    uint64_t seen = 0;
+    for (;;) {
+      Launch* current;
+      {
+        std::unique_lock<std::mutex> lock(mutex);
+        wake.wait(lock, [&] { return stopping || generation != seen; });
+        if (stopping) break;
+        seen = generation;
+        current = launch;
+      }
+      participate(*current);
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (--busy == 0) done.notify_all();
+      }
+    }
+    delete t_worker;
+    t_worker = nullptr;
+  }
+
+  void run(Launch& l) {
+    const bool helpers = !threads.empty() && l.blocks > 1;
+    if (helpers) {
+      std::lock_guard<std::mutex> lock(mutex);
+      launch = &l;
+      busy = static_cast<int>(threads.size());
+      ++generation;
+    }
+    if (helpers) wake.notify_all();
+    participate(l);
+    if (helpers) {
+      std::unique_lock<std::mutex> lock(mutex);
+      done.wait(lock, [&] { return busy == 0; });
+      launch = nullptr;
+    }
+  }
+};
+
+Executor::Executor(int threads) : pool_(std::make_unique<Pool>(threads > 1 ? threads - 1 : 0)) {
+  install_fault_handlers();
+}
+
+Executor::~Executor() = default;
+
+int Executor::threads() const { return static_cast<int>(pool_->threads.size()) + 1; }
+
+std::string Executor::run(KernelEntry entry, void** args, const LaunchConfig& config) {
+  const Dim3& g = config.grid;
+  const Dim3& b = config.block;
+  if (g.x == 0 || g.y == 0 || g.z == 0 || b.x == 0 || b.y == 0 || b.z == 0) {
+    throw Error(Errc::launch, format("empty grid (%u,%u,%u) or block (%u,%u,%u)", g.x, g.y, g.z, b.x, b.y, b.z));
+  }
+  const uint64_t threads = static_cast<uint64_t>(b.x) * b.y * b.z;
+  if (threads > kMaxBlockThreads) {
+    throw Error(Errc::launch, format("a block of %llu threads: at most %u", static_cast<unsigned long long>(threads),
+                                     kMaxBlockThreads));
+  }
+  if (config.shared_bytes > kMaxDynamicSharedBytes) {
+    throw Error(Errc::launch, format("%zu bytes of dynamic shared memory: the cpu backend offers at most %zu",
+                                     config.shared_bytes, kMaxDynamicSharedBytes));
+  }
+  Launch launch;
+  launch.entry = entry;
+  launch.args = args;
+  launch.config = config;
+  launch.blocks = static_cast<uint64_t>(g.x) * g.y * g.z;
+  pool_->run(launch);
+  return launch.fault;
+}
+
+const abi::CpuRuntime* Executor::runtime_table() { return &kRuntime; }
+
+}  // namespace iris::runtime::cpu
