@@ -48,7 +48,14 @@ class RtcCompiler final : public Compiler {
       RtcApi::Program& program;
       ~Destroy() { api.destroy(&program); }
     } destroy{api_, program};
-    for (const std::string& name : job.names) check(api_.add_name_expression(program, name.c_str()), "add a name");
+    std::vector<std::string> alternatives;
+    for (const std::string& name : job.names) {
+      check(api_.add_name_expression(program, name.c_str()), "add the name " + name);
+      alternatives.push_back(flavor_.alternative_name ? flavor_.alternative_name(name) : name);
+      if (alternatives.back() != name) {
+        check(api_.add_name_expression(program, alternatives.back().c_str()), "add the name " + alternatives.back());
+      }
+    }
 
     const int status = api_.compile(program, static_cast<int>(option_pointers.size()), option_pointers.data());
     if (status != 0) {
@@ -61,10 +68,13 @@ class RtcCompiler final : public Compiler {
     check(api_.code_size(program, &size), "get the code size");
     out.code.resize(size);
     check(api_.code(program, reinterpret_cast<char*>(out.code.data())), "get the code");
-    for (const std::string& name : job.names) {
+    for (size_t i = 0; i < job.names.size(); ++i) {
       const char* lowered = nullptr;
-      check(api_.lowered_name(program, name.c_str(), &lowered), "get the lowered name of " + name);
-      out.symbols.emplace_back(name, lowered);
+      if (api_.lowered_name(program, job.names[i].c_str(), &lowered) != 0 || lowered == nullptr) {
+        check(api_.lowered_name(program, alternatives[i].c_str(), &lowered),
+              "find the kernel " + job.names[i] + " (spell its template arguments as built-in types)");
+      }
+      out.symbols.emplace_back(job.names[i], lowered);
     }
     return out;
   }

@@ -20,6 +20,9 @@ struct RtcFlavor {
   std::string missing_hint;    // what to install or set
   // Options every compile gets before the user's: architecture, language, include directories.
   std::function<std::vector<std::string>(const DynamicLibrary& library, const CompileJob& job)> base_options;
+  // Another spelling of a name expression to try when the compiler does not resolve the first (hiprtc
+  // before ROCm 6 matches names textually against its demangled symbols); empty: none.
+  std::function<std::string(const std::string& name)> alternative_name;
 };
 
 std::unique_ptr<Compiler> make_rtc_compiler(RtcFlavor flavor);

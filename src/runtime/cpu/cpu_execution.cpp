@@ -1,11 +1,13 @@
 #include "runtime/cpu/cpu_execution.hpp"
 
 #include <dlfcn.h>
-#include <sys/mman.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -17,25 +19,33 @@
 namespace iris::runtime {
 namespace {
 
-// A kernel module: the shared object the host compiler built, loaded from memory (memfd), so nothing
-// is left on disk and every load is its own copy with its own module state.
+// A kernel module: the shared object the host compiler built. It is written to a file of a name never
+// used before in this process, loaded, and the file removed at once (the mapping keeps the code): the
+// dynamic loader recognizes libraries by name, and a module it keeps loaded after dlclose (as it does
+// for objects with unique symbols) must never be mistaken for a new one.
 class CpuModule final : public Module {
  public:
   explicit CpuModule(const std::vector<uint8_t>& code) {
-    const int fd = memfd_create("iris-kernels", MFD_CLOEXEC);
-    if (fd < 0) throw Error(Errc::internal, format("memfd_create: %s", std::strerror(errno)));
+    static std::atomic<unsigned> counter{0};
+    const char* tmp = std::getenv("TMPDIR");
+    const std::string dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
+    const std::string path = format("%s/iris-lua-kernels-%ld-%u.so", dir.c_str(), static_cast<long>(getpid()),
+                                    counter.fetch_add(1));
+    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
+    if (fd < 0) throw Error(Errc::environment, format("cannot write a kernel module to %s: %s", path.c_str(), std::strerror(errno)));
     size_t done = 0;
     while (done < code.size()) {
       const ssize_t n = write(fd, code.data() + done, code.size() - done);
       if (n < 0) {
         close(fd);
-        throw Error(Errc::internal, format("writing a kernel module: %s", std::strerror(errno)));
+        unlink(path.c_str());
+        throw Error(Errc::environment, format("writing a kernel module to %s: %s", path.c_str(), std::strerror(errno)));
       }
       done += static_cast<size_t>(n);
     }
-    const std::string path = format("/proc/self/fd/%d", fd);
+    close(fd);
     handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    close(fd);  // the mapping keeps the code
+    unlink(path.c_str());
     if (handle_ == nullptr) throw Error(Errc::internal, std::string("cannot load a kernel module: ") + dlerror());
     using Bind = void (*)(const abi::CpuRuntime*);
     auto bind = reinterpret_cast<Bind>(dlsym(handle_, "__iris_cpu_bind"));

@@ -99,8 +99,12 @@ struct Worker {
   BlockRun* run = nullptr;
   sigjmp_buf recovery;
   volatile sig_atomic_t in_kernel = 0;
+  // What the fault handler (or a trap) saw, read after the jump back: the block's frames are gone then.
   volatile sig_atomic_t fault_signal = 0;
   void* volatile fault_address = nullptr;
+  bool fault_located = false;
+  bool fault_in_stack_guard = false;
+  abi::CpuDim3 fault_block{}, fault_thread{};
   std::string trap_reason;
   void* signal_stack = nullptr;
 
@@ -135,6 +139,8 @@ struct Worker {
     free_fibers.pop_back();
     return f;
   }
+  // Called where the fault happened (async-signal-safe: plain reads and writes).
+  void note_fault_location();
   // After a fault the block's fibers are abandoned mid-stack; their stacks are simply reused.
   void reclaim_all_fibers() {
     free_fibers.clear();
@@ -143,6 +149,14 @@ struct Worker {
 };
 
 thread_local Worker* t_worker = nullptr;
+
+void Worker::note_fault_location() {
+  fault_located = run != nullptr && run->current != nullptr;
+  if (!fault_located) return;
+  fault_block = run->block_idx;
+  fault_thread = run->states[run->current->thread].thread_idx;
+  fault_in_stack_guard = run->current->guards(fault_address);
+}
 
 Worker& this_worker() {
   // Lives as long as its thread: pool threads delete it when they end, the launching thread never.
@@ -159,6 +173,7 @@ void on_fault(int signal, siginfo_t* info, void* context) {
   if (w != nullptr && w->in_kernel) {
     w->fault_signal = signal;
     w->fault_address = info->si_addr;
+    w->note_fault_location();
     siglongjmp(w->recovery, 1);
   }
   // Not a kernel's fault: whoever handled it before, or the default action (the faulting instruction
@@ -175,17 +190,21 @@ void on_fault(int signal, siginfo_t* info, void* context) {
   }
 }
 
+// Puts on_fault in front of whatever handles these signals now (MPI's and test frameworks' handlers
+// install themselves too; whoever came first keeps getting the faults that are not a kernel's).
 void install_fault_handlers() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
-      struct sigaction action {};
-      action.sa_sigaction = on_fault;
-      action.sa_flags = SA_SIGINFO | SA_ONSTACK;
-      sigemptyset(&action.sa_mask);
-      sigaction(signal, &action, &g_previous[signal]);
-    }
-  });
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
+    struct sigaction current {};
+    sigaction(signal, nullptr, &current);
+    if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_fault) continue;
+    struct sigaction action {};
+    action.sa_sigaction = on_fault;
+    action.sa_flags = SA_SIGINFO | SA_ONSTACK;
+    sigemptyset(&action.sa_mask);
+    sigaction(signal, &action, &g_previous[signal]);
+  }
 }
 
 std::string dim_text(const abi::CpuDim3& d) { return format("(%u,%u,%u)", d.x, d.y, d.z); }
@@ -193,7 +212,7 @@ std::string dim_text(const abi::CpuDim3& d) { return format("(%u,%u,%u)", d.x, d
 std::string describe_signal(Worker& w) {
   const int signal = w.fault_signal;
   const void* address = w.fault_address;
-  if (signal == SIGSEGV && w.run != nullptr && w.run->current != nullptr && w.run->current->guards(address)) {
+  if (signal == SIGSEGV && w.fault_in_stack_guard) {
     return format("stack overflow of a device thread (its stack is %zu KiB: large local arrays belong in "
                   "__shared__ or global memory)",
                   kFiberStackBytes / 1024);
@@ -265,14 +284,8 @@ void run_block(Worker& w, Launch& launch, uint64_t index) {
       run.ready.pop_front();
       resume(w, run, f);
     } else if (!run.at_barrier.empty()) {
-      if (run.at_barrier.size() != run.live) {
-        launch.record_fault(format("__syncthreads() can never complete in block %s: %zu of its threads wait at the "
-                                   "barrier, %u returned without reaching it",
-                                   dim_text(run.block_idx).c_str(), run.at_barrier.size(), run.total - run.live));
-        w.reclaim_all_fibers();
-        break;
-      }
-      run.ready.assign(run.at_barrier.begin(), run.at_barrier.end());  // barrier complete: all go on, in order
+      // Everyone still running has arrived (threads that returned do not count, as on GPUs): go on, in order.
+      run.ready.assign(run.at_barrier.begin(), run.at_barrier.end());
       run.at_barrier.clear();
       run.spins = 0;
     } else {
@@ -289,14 +302,13 @@ void participate(Launch& launch) {
     // Back from a fault (signal or trap) somewhere inside a block.
     Worker& fw = *t_worker;
     fw.in_kernel = 0;
-    std::string where;
-    if (fw.run != nullptr) {
-      where = " in block " + dim_text(fw.run->block_idx);
-      if (fw.run->current != nullptr) where += " thread " + dim_text(fw.run->states[fw.run->current->thread].thread_idx);
-    }
+    fw.run = nullptr;  // its frame was abandoned by the jump
+    const std::string where = fw.fault_located
+                                  ? " in block " + dim_text(fw.fault_block) + " thread " + dim_text(fw.fault_thread)
+                                  : "";
     launch.record_fault((fw.fault_signal != 0 ? describe_signal(fw) : fw.trap_reason) + where);
     fw.fault_signal = 0;
-    fw.run = nullptr;
+    fw.fault_in_stack_guard = false;
     fw.reclaim_all_fibers();
     return;
   }
@@ -325,6 +337,8 @@ void runtime_syncthreads() {
 [[noreturn]] void runtime_trap(const char* reason) {
   Worker* w = t_worker;
   w->trap_reason = reason != nullptr ? reason : "trap";
+  w->fault_address = nullptr;
+  w->note_fault_location();
   siglongjmp(w->recovery, 2);
 }
 

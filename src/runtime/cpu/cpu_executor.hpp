@@ -6,8 +6,8 @@
 //     which saves the signal mask with a system call). One fiber runs the block's threads one after
 //     another; only a thread that waits (__syncthreads, a spinning wait) keeps its fiber, and the next
 //     thread starts on a new one. A kernel without barriers thus runs its threads straight through.
-//   - __syncthreads() parks the fiber until every live thread of the block has arrived; a barrier that
-//     can never complete (some threads returned instead) is a device fault, as a hang would be on a GPU.
+//   - __syncthreads() parks the fiber until every thread of the block that has not returned arrives
+//     (threads that returned early do not hold the others up, as on NVIDIA and AMD GPUs).
 //   - A fault inside a kernel (SIGSEGV, SIGBUS, SIGFPE, SIGILL, a trap, a timed-out wait) ends the launch
 //     and is returned as text, never a crash: the worker jumps back to where it took the block.
 #pragma once

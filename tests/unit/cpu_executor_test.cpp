@@ -1,0 +1,243 @@
+// The cpu backend runs kernels with GPU semantics: thread geometry, barriers, shared memory, atomics,
+// waits, and faults that become errors instead of crashes.
+#include <catch2/catch.hpp>
+
+#include <cstdint>
+#include <numeric>
+#include <vector>
+
+#include "kernel_test_support.hpp"
+
+using iris::Errc;
+using iris::runtime::Dim3;
+using iris::test::CpuDevice;
+using iris::test::error_of;
+
+namespace {
+
+const char* kModel = R"(
+__global__ void geometry(uint32_t* out) {
+  const uint32_t block = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+  const uint32_t thread = threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+  const uint32_t threads = blockDim.x * blockDim.y * blockDim.z;
+  out[block * threads + thread] = block * 1000 + thread;
+}
+
+// Every thread writes its slot, then reads its neighbour's: wrong without a real barrier.
+__global__ void rotate(int* out) {
+  __shared__ int tile[256];
+  tile[threadIdx.x] = static_cast<int>(threadIdx.x) + 1000 * static_cast<int>(blockIdx.x);
+  __syncthreads();
+  out[blockIdx.x * blockDim.x + threadIdx.x] = tile[(threadIdx.x + 1) % blockDim.x];
+}
+
+// A tree reduction: log2(n) barriers, shared memory reused between them.
+__global__ void block_sum(const float* in, float* out) {
+  extern __shared__ float partial[];
+  partial[threadIdx.x] = in[blockIdx.x * blockDim.x + threadIdx.x];
+  __syncthreads();
+  for (unsigned stride = blockDim.x / 2; stride > 0; stride /= 2) {
+    if (threadIdx.x < stride) partial[threadIdx.x] += partial[threadIdx.x + stride];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) out[blockIdx.x] = partial[0];
+}
+
+__global__ void count(unsigned long long* counter, int* relaxed_counter, float* sum) {
+  iris::atomic_add(counter, 1ull, 0, 0, nullptr);
+  atomicAdd(relaxed_counter, 1);
+  atomicAdd(sum, 0.5f);
+}
+
+// Thread 0 waits for a flag thread 31 raises: only works if the waiting thread lets the others run.
+__global__ void handoff(int* flag, int* data, int* seen) {
+  if (threadIdx.x == 0) {
+    iris::wait_until(flag, iris::Cmp::eq, 1);
+    *seen = *data;
+  } else if (threadIdx.x == 31) {
+    *data = 42;
+    iris::signal_set(flag, 1, 0, 0, nullptr);
+  }
+}
+
+__global__ void hip_spelling(int* out) {
+  out[hipBlockIdx_x * hipBlockDim_x + hipThreadIdx_x] = static_cast<int>(hipGridDim_x);
+}
+)";
+
+}  // namespace
+
+TEST_CASE("the cpu executor gives every thread its own indices in 3-D grids and blocks", "[unit][cpu]") {
+  CpuDevice device;
+  auto& k = device.compile(kModel).kernel("geometry");
+  const Dim3 grid{3, 2, 2}, block{4, 3, 2};
+  uint32_t* out = device.at<uint32_t>(0);
+  device.launch(k, grid, block, 0, out);
+  const uint32_t blocks = 12, threads = 24;
+  for (uint32_t b = 0; b < blocks; ++b) {
+    for (uint32_t t = 0; t < threads; ++t) REQUIRE(out[b * threads + t] == b * 1000 + t);
+  }
+}
+
+TEST_CASE("__syncthreads is a real barrier and __shared__ memory is per block", "[unit][cpu]") {
+  CpuDevice device;
+  auto& k = device.compile(kModel).kernel("rotate");
+  int* out = device.at<int>(0);
+  device.launch(k, Dim3{8, 1, 1}, Dim3{256, 1, 1}, 0, out);
+  for (int b = 0; b < 8; ++b) {
+    for (int t = 0; t < 256; ++t) REQUIRE(out[b * 256 + t] == (t + 1) % 256 + 1000 * b);
+  }
+}
+
+TEST_CASE("dynamic shared memory (extern __shared__) holds a block's reduction across barriers", "[unit][cpu]") {
+  CpuDevice device;
+  auto& k = device.compile(kModel).kernel("block_sum");
+  float* in = device.at<float>(0);
+  float* out = device.at<float>(0, 512 * 1024);
+  for (int i = 0; i < 16 * 128; ++i) in[i] = static_cast<float>(i % 7);
+  device.launch(k, Dim3{16, 1, 1}, Dim3{128, 1, 1}, 128 * sizeof(float), static_cast<const float*>(in), out);
+  for (int b = 0; b < 16; ++b) {
+    float expected = 0;
+    for (int i = 0; i < 128; ++i) expected += static_cast<float>((b * 128 + i) % 7);
+    REQUIRE(out[b] == expected);
+  }
+}
+
+TEST_CASE("atomics from threads of many blocks running in parallel lose no update", "[unit][cpu]") {
+  CpuDevice device;
+  auto& k = device.compile(kModel).kernel("count");
+  auto* counter = device.at<unsigned long long>(0);
+  auto* relaxed = device.at<int>(0, 128 * 1024);
+  auto* sum = device.at<float>(0, 192 * 1024);
+  device.launch(k, Dim3{64, 1, 1}, Dim3{256, 1, 1}, 0, counter, relaxed, sum);
+  CHECK(*counter == 64 * 256);
+  CHECK(*relaxed == 64 * 256);
+  CHECK(*sum == 64 * 256 * 0.5f);
+}
+
+TEST_CASE("a thread spinning in wait_until lets the other threads of its block run", "[unit][cpu]") {
+  CpuDevice device;
+  auto& k = device.compile(kModel).kernel("handoff");
+  int* flag = device.at<int>(0);
+  int* data = flag + 16;
+  int* seen = flag + 32;
+  device.launch(k, Dim3{1, 1, 1}, Dim3{64, 1, 1}, 0, flag, data, seen);
+  CHECK(*seen == 42);
+}
+
+TEST_CASE("HIP's spellings of the thread geometry work on the cpu backend", "[unit][cpu]") {
+  CpuDevice device;
+  auto& k = device.compile(kModel).kernel("hip_spelling");
+  int* out = device.at<int>(0);
+  device.launch(k, Dim3{5, 1, 1}, Dim3{32, 1, 1}, 0, out);
+  CHECK(out[0] == 5);
+  CHECK(out[5 * 32 - 1] == 5);
+}
+
+TEST_CASE("a bad address in a kernel is a device fault naming kernel, rank, address and thread", "[unit][cpu]") {
+  CpuDevice device;
+  auto& k = device.compile(R"(
+    __global__ void poke(int* p) { if (threadIdx.x == 3 && blockIdx.x == 1) p[0] = 1; }
+  )").kernel("poke");
+  Errc code{};
+  const std::string message =
+      error_of([&] { device.launch(k, Dim3{2, 1, 1}, Dim3{8, 1, 1}, 0, reinterpret_cast<int*>(16)); }, &code);
+  CHECK(code == Errc::device_fault);
+  CHECK_THAT(message, Catch::Contains("device fault in kernel poke (test.lua:1) on rank 0"));
+  CHECK_THAT(message, Catch::Contains("illegal address 0x10 (SIGSEGV)"));
+  CHECK_THAT(message, Catch::Contains("block (1,0,0) thread (3,0,0)"));
+  // The device stays faulted, as a GPU context does: the next launch reports the same fault.
+  CHECK_THAT(error_of([&] { device.launch(k, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, device.at<int>(0)); }),
+             Catch::Contains("illegal address"));
+}
+
+TEST_CASE("assert, __trap and integer division by zero in a kernel are device faults", "[unit][cpu]") {
+  const char* source = R"(
+    __global__ void checks(int* p, int which) {
+      if (which == 0) assert(p[0] == 12345);
+      if (which == 1) __trap();
+      if (which == 2) p[1] = 7 / p[2];
+    }
+  )";
+  const char* expected[] = {"assertion 'p[0] == 12345' failed at snippet:3", "__trap() called", "SIGFPE"};
+  for (int which = 0; which < 3; ++which) {
+    CpuDevice device;
+    auto& k = device.compile(source).kernel("checks");
+    CHECK_THAT(error_of([&] { device.launch(k, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, device.at<int>(0), which); }),
+               Catch::Contains(expected[which]));
+  }
+}
+
+TEST_CASE("a wait that never completes becomes a fault naming rank, address, expected and last value", "[unit][cpu]") {
+  auto options = CpuDevice::default_options();
+  options.wait_timeout_ns = 200'000'000;
+  CpuDevice device(2, 1, options);
+  auto& k = device.compile(R"(
+    __global__ void stuck(int* flag) { iris::wait_until(flag, iris::Cmp::ge, 3); }
+  )").kernel("stuck");
+  int* flag = device.at<int>(1);
+  *flag = 2;
+  const std::string message = error_of([&] { device.launch(k, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, flag); });
+  CHECK_THAT(message, Catch::Contains("wait_until timed out after 0."));
+  CHECK_THAT(message, Catch::Contains("on rank 1"));
+  CHECK_THAT(message, Catch::Contains("(heap offset 65536) >= 3, last value 2"));
+  CHECK(device.mailbox.failed == 1);
+  CHECK(device.mailbox.rank == 1);
+  CHECK(device.mailbox.address == reinterpret_cast<uint64_t>(flag));
+  CHECK(device.mailbox.last_value == 2);
+  CHECK(device.mailbox.expected == 3);
+}
+
+TEST_CASE("threads that return before a barrier do not hold up the others, as on GPUs", "[unit][cpu]") {
+  CpuDevice device;
+  auto& k = device.compile(R"(
+    __global__ void early_exit(int* out, int n) {
+      __shared__ int tile[64];
+      if (static_cast<int>(threadIdx.x) >= n) return;
+      tile[threadIdx.x] = static_cast<int>(threadIdx.x);
+      __syncthreads();
+      out[threadIdx.x] = tile[n - 1 - static_cast<int>(threadIdx.x)];
+    }
+  )").kernel("early_exit");
+  int* out = device.at<int>(0);
+  device.launch(k, Dim3{1, 1, 1}, Dim3{64, 1, 1}, 0, out, 40);
+  for (int t = 0; t < 40; ++t) REQUIRE(out[t] == 39 - t);
+}
+
+TEST_CASE("a device thread overflowing its stack is a fault that says so", "[unit][cpu]") {
+  CpuDevice device;
+  auto& k = device.compile(R"(
+    __device__ int deep(volatile char* p, int n) { volatile char frame[4096]; frame[0] = p[0]; return n == 0 ? frame[0] : deep(frame, n - 1) + 1; }
+    __global__ void overflow(int* out) { char c = 1; out[0] = deep(&c, 1 << 20); }
+  )").kernel("overflow");
+  CHECK_THAT(error_of([&] { device.launch(k, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, device.at<int>(0)); }),
+             Catch::Contains("stack overflow of a device thread"));
+}
+
+TEST_CASE("warp-level operations are compile errors on the cpu backend, naming the operation", "[unit][cpu]") {
+  CpuDevice device;
+  Errc code{};
+  const std::string message = error_of(
+      [&] {
+        device.compile(R"(
+      __global__ void shuffle(int* p) {
+        p[threadIdx.x] = __shfl_down_sync(0xffffffffu, p[threadIdx.x], 1);
+      }
+    )");
+      },
+      &code);
+  CHECK(code == Errc::compile);
+  CHECK_THAT(message, Catch::Contains("__shfl_down_sync (warp shuffle) cannot run on the cpu backend"));
+  CHECK_THAT(message, Catch::Contains("snippet:3"));
+}
+
+TEST_CASE("launch configurations no GPU accepts are errors", "[unit][cpu]") {
+  CpuDevice device;
+  auto& k = device.compile("__global__ void nothing() {}").kernel("nothing");
+  Errc code{};
+  CHECK_THAT(error_of([&] { device.launch(k, Dim3{1, 1, 1}, Dim3{1025, 1, 1}, 0); }, &code),
+             Catch::Contains("a block of 1025 threads: at most 1024"));
+  CHECK(code == Errc::launch);
+  CHECK_THAT(error_of([&] { device.launch(k, Dim3{1, 1, 1}, Dim3{1, 1, 1}, size_t(2) << 20); }),
+             Catch::Contains("dynamic shared memory"));
+}
