@@ -43,3 +43,21 @@ function(iris_embed_device_sources target)
   target_include_directories(${target} PRIVATE ${IRIS_XXHASH_INCLUDE_DIR} ${IRIS_BOOST_INCLUDE_DIR})
   target_link_libraries(${target} PUBLIC ${IRIS_BOOST_CONTEXT_LIBRARY})
 endfunction()
+
+# The targets the test suite cross-compiles every kernel for (IRIS_CROSS_COMPILE in the tests'
+# environment, cmake/IrisTesting.cmake): those whose run-time compiler is installed where this is
+# configured. Set it empty (or to cuda:sm_90) on machines that lack hiprtc.
+find_library(IRIS_NVRTC_LIBRARY NAMES nvrtc libnvrtc.so.13 libnvrtc.so.12
+             HINTS ENV CUDA_HOME ENV CUDA_PATH /usr/local/cuda PATH_SUFFIXES lib64 lib)
+find_library(IRIS_HIPRTC_LIBRARY NAMES hiprtc amdhip64 HINTS ENV ROCM_PATH /opt/rocm PATH_SUFFIXES lib)
+set(iris_cross_default "")
+if(IRIS_NVRTC_LIBRARY)
+  list(APPEND iris_cross_default "cuda:sm_90")
+endif()
+if(IRIS_HIPRTC_LIBRARY)
+  list(APPEND iris_cross_default "hip:gfx90a")
+endif()
+string(REPLACE ";" "," iris_cross_default "${iris_cross_default}")
+set(IRIS_TEST_CROSS_COMPILE "${iris_cross_default}" CACHE STRING
+    "IRIS_CROSS_COMPILE for the test suite: every kernel the tests compile is also compiled for these targets")
+message(STATUS "iris: tests cross-compile kernels for: ${IRIS_TEST_CROSS_COMPILE}")

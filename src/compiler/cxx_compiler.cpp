@@ -26,6 +26,10 @@ extern char** environ;
 namespace iris::compiler {
 namespace {
 
+// -fstack-clash-protection: a device thread overflowing its fiber's stack hits the guard below it.
+const char* const kFixedFlags[] = {"-O2", "-fPIC", "-shared", "-std=c++17", "-fvisibility=hidden",
+                                   "-fstack-clash-protection"};
+
 std::vector<std::string> split_words(const std::string& text) {
   std::istringstream in(text);
   std::vector<std::string> words;
@@ -56,7 +60,7 @@ class CxxCompiler final : public Compiler {
   const char* kind() const override { return "cxx"; }
 
   // Which compiler binary, without running it (a cache hit runs no compiler): its real path, size and
-  // modification time, and the rest of IRIS_CXX.
+  // modification time, the rest of IRIS_CXX, and the fixed flags.
   const std::string& identity() override {
     if (!identity_.empty()) return identity_;
     const std::string found = resolve_executable(command_[0]);
@@ -68,6 +72,7 @@ class CxxCompiler final : public Compiler {
     identity_ = format("cxx %s %lld %lld", path.c_str(), static_cast<long long>(info.st_size),
                        static_cast<long long>(info.st_mtime));
     for (size_t i = 1; i < command_.size(); ++i) identity_ += " " + command_[i];
+    for (const char* flag : kFixedFlags) identity_ += std::string(" ") + flag;
     return identity_;
   }
 
@@ -95,7 +100,7 @@ class CxxCompiler final : public Compiler {
     } cleanup{{source_path, object_path, log_path}};
 
     std::vector<std::string> argv = command_;
-    for (const char* flag : {"-O2", "-fPIC", "-shared", "-std=c++17", "-fvisibility=hidden"}) argv.push_back(flag);
+    argv.insert(argv.end(), std::begin(kFixedFlags), std::end(kFixedFlags));
     argv.push_back("-I" + job.include_dir);
     argv.insert(argv.end(), job.options.begin(), job.options.end());
     for (const std::string& a : {std::string("-o"), object_path, std::string("-x"), std::string("c++"), source_path}) {

@@ -61,10 +61,10 @@ std::unique_ptr<Compiler> make_nvrtc_compiler() {
   flavor.library_candidates = library_candidates();
   flavor.what = "NVRTC (libnvrtc.so.13 or libnvrtc.so.12)";
   flavor.missing_hint = kCudaHint;
-  flavor.base_options = [include = std::string()](const DynamicLibrary& library, const CompileJob& job) mutable {
+  flavor.fixed_flags = {"-std=c++17", "-lineinfo"};
+  flavor.job_flags = [include = std::string()](const DynamicLibrary& library, const CompileJob& job) mutable {
     if (include.empty()) include = cuda_include_dir(library);
-    return std::vector<std::string>{"--gpu-architecture=" + job.arch, "-std=c++17", "-lineinfo",
-                                    "-I" + job.include_dir, "-I" + include};
+    return std::vector<std::string>{"--gpu-architecture=" + job.arch, "-I" + job.include_dir, "-I" + include};
   };
   return make_rtc_compiler(std::move(flavor));
 }

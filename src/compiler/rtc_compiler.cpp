@@ -36,7 +36,8 @@ class RtcCompiler final : public Compiler {
   CompiledCode compile(const CompileJob& job) override {
     load();
     count_compiler_invocation();
-    std::vector<std::string> options = flavor_.base_options(*library_, job);
+    std::vector<std::string> options = flavor_.job_flags(*library_, job);
+    options.insert(options.end(), flavor_.fixed_flags.begin(), flavor_.fixed_flags.end());
     options.insert(options.end(), job.options.begin(), job.options.end());
     std::vector<const char*> option_pointers;
     for (const std::string& o : options) option_pointers.push_back(o.c_str());
@@ -102,6 +103,7 @@ class RtcCompiler final : public Compiler {
     int major = 0, minor = 0;
     check(api_.version(&major, &minor), "read its version");
     identity_ = format("%s %d.%d", flavor_.kind, major, minor);
+    for (const std::string& flag : flavor_.fixed_flags) identity_ += " " + flag;
   }
 
   std::string program_log(RtcApi::Program program) const {

@@ -18,8 +18,11 @@ struct RtcFlavor {
   std::vector<std::string> library_candidates;
   std::string what;            // "NVRTC (libnvrtc.so.13 or .12)"
   std::string missing_hint;    // what to install or set
-  // Options every compile gets before the user's: architecture, language, include directories.
-  std::function<std::vector<std::string>(const DynamicLibrary& library, const CompileJob& job)> base_options;
+  // Flags every compile gets (language, optimization); part of the compiler's identity, so changing
+  // them invalidates cached code.
+  std::vector<std::string> fixed_flags;
+  // The flags that depend on the job and the machine: architecture, include directories.
+  std::function<std::vector<std::string>(const DynamicLibrary& library, const CompileJob& job)> job_flags;
   // Another spelling of a name expression to try when the compiler does not resolve the first (hiprtc
   // before ROCm 6 matches names textually against its demangled symbols); empty: none.
   std::function<std::string(const std::string& name)> alternative_name;

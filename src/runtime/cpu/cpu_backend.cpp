@@ -37,12 +37,22 @@ MappedHostBuffer CpuBackend::allocate_mapped_host(size_t bytes) { return memory_
 void CpuBackend::free_mapped_host(MappedHostBuffer& buffer) { memory_->free_mapped_host(buffer); }
 
 // The "device" is host memory and launches have completed when launch() returned: plain memory
-// operations keep a stream's order.
-void CpuBackend::copy_to_host(void* host, const void* device, size_t bytes) { std::memmove(host, device, bytes); }
-void CpuBackend::copy_from_host(void* device, const void* host, size_t bytes) { std::memmove(device, host, bytes); }
-void CpuBackend::copy_device(void* dst, const void* src, size_t bytes) { std::memmove(dst, src, bytes); }
+// operations keep a stream's order. Like every method that waits, they report a kernel's fault.
+void CpuBackend::copy_to_host(void* host, const void* device, size_t bytes) {
+  execution_->synchronize();
+  std::memmove(host, device, bytes);
+}
+void CpuBackend::copy_from_host(void* device, const void* host, size_t bytes) {
+  execution_->synchronize();
+  std::memmove(device, host, bytes);
+}
+void CpuBackend::copy_device(void* dst, const void* src, size_t bytes) {
+  execution_->synchronize();
+  std::memmove(dst, src, bytes);
+}
 
 void CpuBackend::fill(void* device, const void* pattern, size_t pattern_bytes, size_t count) {
+  execution_->synchronize();
   auto* out = static_cast<unsigned char*>(device);
   if (pattern_bytes == 1) {
     std::memset(out, *static_cast<const unsigned char*>(pattern), count);

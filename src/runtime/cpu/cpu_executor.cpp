@@ -23,13 +23,10 @@ namespace {
 namespace bc = boost::context::detail;
 
 constexpr size_t kFiberStackBytes = 256 * 1024;  // a GPU thread's stack is 1-8 KiB; printf wants a few
+// Below each stack; kernels are built with -fstack-clash-protection, so an overflow touches it first.
+constexpr size_t kGuardBytes = 64 * 1024;
 constexpr size_t kSignalStackBytes = 64 * 1024;
 constexpr unsigned kMaxBlockThreads = 1024;
-
-size_t page_size() {
-  static const size_t size = static_cast<size_t>(sysconf(_SC_PAGESIZE));
-  return size;
-}
 
 // Anonymous memory, committed only where touched.
 void* reserve(size_t bytes) {
@@ -39,18 +36,18 @@ void* reserve(size_t bytes) {
 }
 
 struct Fiber {
-  char* base = nullptr;  // the mapping; its lowest page is the guard
+  char* base = nullptr;  // the mapping; its lowest kGuardBytes are the guard
   bc::fcontext_t context = nullptr;
   unsigned thread = 0;  // index of the device thread it runs now
   Fiber() {
-    base = static_cast<char*>(reserve(kFiberStackBytes + page_size()));
-    mprotect(base, page_size(), PROT_NONE);  // an overflow faults instead of corrupting memory
+    base = static_cast<char*>(reserve(kGuardBytes + kFiberStackBytes));
+    mprotect(base, kGuardBytes, PROT_NONE);  // an overflow faults instead of corrupting memory
   }
-  ~Fiber() { munmap(base, kFiberStackBytes + page_size()); }
-  void* top() const { return base + page_size() + kFiberStackBytes; }
+  ~Fiber() { munmap(base, kGuardBytes + kFiberStackBytes); }
+  void* top() const { return base + kGuardBytes + kFiberStackBytes; }
   bool guards(const void* address) const {
     const char* a = static_cast<const char*>(address);
-    return a >= base && a < base + page_size();
+    return a >= base && a < base + kGuardBytes;
   }
 };
 
