@@ -1,0 +1,29 @@
+-- Launch arguments against the real tensors and context: what passes, and the error for each mismatch
+-- (the same checks the unit tests make with test doubles, issue 4).
+local ctx = iris.init {}
+
+local mod = iris.compile [[
+__global__ void k(float* buf, int n, iris::Context ctx, bool flag, iris::half h, void* any) {
+  if (threadIdx.x == 0 && flag) buf[0] = static_cast<float>(n) + float(h);
+}
+]]
+local buf = ctx:zeros(4)
+mod.k:launch({ grid = 1, block = 1 }, buf, 2, ctx, true, 0.5, ctx:zeros(1, "int8"))
+assert(buf:to_table()[1] == 2.5, "kernel result " .. tostring(buf:to_table()[1]))
+
+local function expect_error(pattern, fn)
+  local ok, err = pcall(fn)
+  assert(not ok, "no error for: " .. pattern)
+  assert(err:find(pattern, 1, true), "error\n  " .. tostring(err) .. "\ndoes not contain\n  " .. pattern)
+end
+local cfg = { grid = 1, block = 1 }
+expect_error("argument 1 'buf' (float*) expects a float32 tensor, got a float16 tensor",
+  function() mod.k:launch(cfg, ctx:zeros(1, "float16"), 1, ctx, true, 0, buf) end)
+expect_error("argument 2 'n' (int) expects an integer in [-2147483648, 2147483647], got number 0.5",
+  function() mod.k:launch(cfg, buf, 0.5, ctx, true, 0, buf) end)
+expect_error("argument 3 'ctx' (iris::Context) expects the iris context (ctx), got a ",
+  function() mod.k:launch(cfg, buf, 1, buf, true, 0, buf) end)
+expect_error("expects 6 arguments (float* buf, int n, iris::Context ctx, bool flag, iris::half h, void* any), got 2",
+  function() mod.k:launch(cfg, buf, 1) end)
+expect_error("cfg.block must be an integer or {x, y, z}, got nil", function() mod.k:launch({ grid = 1 }, buf) end)
+print(("rank %d: argument checks against real tensors correct"):format(ctx.rank))
