@@ -1,0 +1,27 @@
+-- launch_bench: the cost of k:launch from Lua against the backend's raw launch loop (Backend::time_raw_launches), same kernel, same process.
+--   iris-lua scripts/bench/launch_bench.lua [launches]
+local ffi = require "ffi"
+local ctx = iris.init {}
+local launches = tonumber(arg and arg[1]) or 20000
+
+local mod = iris.compile [[
+__global__ void empty(int* p) {}
+__global__ void several(float* buf, long n, float scale, bool flag, iris::Context ctx) {}
+]]
+local buf = ctx:zeros(256)
+local cfg = { grid = 1, block = 32 }
+local function now() return ffi.C.iris_wall_time() end
+
+local function measure(name, kernel, ...)
+  for _ = 1, 100 do kernel:launch(cfg, ...) end -- warm: JIT traces, caches
+  ctx:synchronize()
+  local start = now()
+  for _ = 1, launches do kernel:launch(cfg, ...) end
+  ctx:synchronize()
+  local lua_us = (now() - start) / launches * 1e6
+  local raw_us = kernel:time_raw_launches(cfg, launches, ...) / launches * 1e6
+  print(("rank %d, backend %s, %s: k:launch %.2f us, raw launch %.2f us per launch: Lua / raw = %.2f"):format(
+    ctx.rank, ctx.backend, name, lua_us, raw_us, lua_us / raw_us))
+end
+measure("empty(int*)", mod.empty, ctx:zeros(1, "int32"))
+measure("several(float*, long, float, bool, ctx)", mod.several, buf, 256, 0.5, true, ctx)
