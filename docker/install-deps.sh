@@ -7,6 +7,7 @@ packages="build-essential cmake ninja-build pkg-config \
   libluajit-5.1-dev luajit \
   libopenmpi-dev openmpi-bin \
   catch2 libedit-dev libamdhip64-dev \
+  libboost-context-dev libxxhash-dev \
   tmux"
 missing=""
 for p in $packages; do

@@ -83,8 +83,9 @@ class CxxCompiler final : public Compiler {
     source += "\n#line 1 \"<iris entry points>\"\n";
     for (size_t i = 0; i < job.names.size(); ++i) {
       const std::string symbol = format("__iris_entry_%zu", i);
-      source += "IRIS_CPU_EXPORT void " + symbol + "(void** args, ::iris::abi::CpuThreadState* state) {\n" +
-                "  ::iris::cpu::state = state;\n  ::iris::cpu::invoke(&" + job.names[i] + ", args);\n}\n";
+      // Reserved parameter names: a kernel may well be called `state` or `args`.
+      source += "IRIS_CPU_EXPORT void " + symbol + "(void** __iris_args, ::iris::abi::CpuThreadState* __iris_state) {\n" +
+                "  ::iris::cpu::state = __iris_state;\n  ::iris::cpu::invoke(&" + job.names[i] + ", __iris_args);\n}\n";
       out.symbols.emplace_back(job.names[i], symbol);
     }
 

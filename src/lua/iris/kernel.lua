@@ -67,36 +67,39 @@ end
 
 -- ---- launch configuration --------------------------------------------------------------------------------
 
--- Reads cfg.grid and cfg.block (an integer or {x, y, z}) into dims[0..5]; returns cfg.shared.
+-- Reads cfg[field] (an integer or {x, y, z}) into dims[base .. base + 2].
+local function read_dim(kernel, cfg, field, limits, dims, base)
+  local v = cfg[field]
+  if type(v) == "number" then
+    if v % 1 ~= 0 or v < 1 or v > limits[1] then
+      errors.raise("invalid_argument", "%s:launch: cfg.%s must be an integer from 1 to %d or {x, y, z}, got %s",
+        kernel.name, field, limits[1], describe(v))
+    end
+    dims[base], dims[base + 1], dims[base + 2] = v, 1, 1
+  elseif type(v) == "table" then
+    for i = 1, 3 do
+      local d = v[i] or v[i == 1 and "x" or i == 2 and "y" or "z"] or (i > 1 and 1 or nil)
+      if type(d) ~= "number" or d % 1 ~= 0 or d < 1 or d > limits[i] then
+        errors.raise("invalid_argument", "%s:launch: cfg.%s[%d] must be an integer from 1 to %d, got %s",
+          kernel.name, field, i, limits[i], describe(d))
+      end
+      dims[base + i - 1] = d
+    end
+  else
+    errors.raise("invalid_argument", "%s:launch: cfg.%s must be an integer or {x, y, z}, got %s", kernel.name,
+      field, describe(v))
+  end
+end
+
+-- Reads cfg.grid and cfg.block into dims[0..5]; returns cfg.shared (dynamic shared bytes). Allocates
+-- nothing: it runs at every launch.
 local function read_config(kernel, cfg, dims)
   if type(cfg) ~= "table" then
     errors.raise("invalid_argument", "%s:launch(cfg, ...): cfg must be a table {grid = ..., block = ... [, shared = bytes]}, got %s",
       kernel.name, describe(cfg))
   end
-  for slot, field in ipairs { "grid", "block" } do
-    local v = cfg[field]
-    local limits = field == "grid" and MAX_GRID or MAX_BLOCK
-    local base = (slot - 1) * 3
-    if type(v) == "number" then
-      if v % 1 ~= 0 or v < 1 or v > limits[1] then
-        errors.raise("invalid_argument", "%s:launch: cfg.%s must be an integer from 1 to %d or {x, y, z}, got %s",
-          kernel.name, field, limits[1], describe(v))
-      end
-      dims[base], dims[base + 1], dims[base + 2] = v, 1, 1
-    elseif type(v) == "table" then
-      for i = 1, 3 do
-        local d = v[i] or v[i == 1 and "x" or i == 2 and "y" or "z"] or (i > 1 and 1 or nil)
-        if type(d) ~= "number" or d % 1 ~= 0 or d < 1 or d > limits[i] then
-          errors.raise("invalid_argument", "%s:launch: cfg.%s[%d] must be an integer from 1 to %d, got %s",
-            kernel.name, field, i, limits[i], describe(d))
-        end
-        dims[base + i - 1] = d
-      end
-    else
-      errors.raise("invalid_argument", "%s:launch: cfg.%s must be an integer or {x, y, z}, got %s", kernel.name,
-        field, describe(v))
-    end
-  end
+  read_dim(kernel, cfg, "grid", MAX_GRID, dims, 0)
+  read_dim(kernel, cfg, "block", MAX_BLOCK, dims, 3)
   local threads = dims[3] * dims[4] * dims[5]
   if threads > MAX_BLOCK_THREADS then
     errors.raise("invalid_argument", "%s:launch: a block of %d x %d x %d = %d threads; at most %d", kernel.name,
