@@ -25,5 +25,6 @@ expect_error("argument 3 'ctx' (iris::Context) expects the iris context (ctx), g
   function() mod.k:launch(cfg, buf, 1, buf, true, 0, buf) end)
 expect_error("expects 6 arguments (float* buf, int n, iris::Context ctx, bool flag, iris::half h, void* any), got 2",
   function() mod.k:launch(cfg, buf, 1) end)
-expect_error("cfg.block must be an integer or {x, y, z}, got nil", function() mod.k:launch({ grid = 1 }, buf) end)
+expect_error("cfg.block must be an integer or {x, y, z}, got nil",
+  function() mod.k:launch({ grid = 1 }, buf, 1, ctx, true, 0, buf) end)
 print(("rank %d: argument checks against real tensors correct"):format(ctx.rank))

@@ -32,6 +32,15 @@ template <class T>
 IRIS_DEVICE void block_copy(const T* src, T* dst, size_t count) {
   const size_t t = block_thread_index();
   const size_t stride = block_thread_count();
+#if defined(IRIS_PLATFORM_CPU)
+  // A block's threads run one after another here: interleaved 16-byte chunks would make every thread
+  // sweep the whole range. Each copies a contiguous slice instead.
+  const size_t per_thread = (count + stride - 1) / stride;
+  const size_t begin = t * per_thread < count ? t * per_thread : count;
+  const size_t end = begin + per_thread < count ? begin + per_thread : count;
+  if (end > begin) memcpy(static_cast<void*>(dst + begin), static_cast<const void*>(src + begin), (end - begin) * sizeof(T));
+  return;
+#endif
   const uintptr_t s = reinterpret_cast<uintptr_t>(src);
   const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
   size_t done = 0;

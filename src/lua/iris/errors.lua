@@ -28,20 +28,24 @@ local function is_iris_frame(info)
   return info.what == "C" or source:sub(1, 5) == "=iris" or source == "=(host)" or source == "=(require)"
 end
 
--- "script.lua:12: " for the innermost user frame, or "" when there is none (errors at top level).
-function M.where()
+-- debug.getinfo(level, "Sl") of the innermost user frame, or nil when there is none.
+function M.user_frame()
   local level = 2
   while true do
     local info = debug.getinfo(level, "Sl")
-    if not info then return "" end
-    if not is_iris_frame(info) then
-      if info.currentline and info.currentline > 0 then
-        return info.short_src .. ":" .. info.currentline .. ": "
-      end
-      return info.short_src .. ": "
-    end
+    if not info or not is_iris_frame(info) then return info end
     level = level + 1
   end
+end
+
+-- "script.lua:12: " for the innermost user frame, or "" when there is none (errors at top level).
+function M.where()
+  local info = M.user_frame()
+  if not info then return "" end
+  if info.currentline and info.currentline > 0 then
+    return info.short_src .. ":" .. info.currentline .. ": "
+  end
+  return info.short_src .. ": "
 end
 
 -- The user's line as "script.lua:12", or nil: for labels like "put_ones (script.lua:12)".

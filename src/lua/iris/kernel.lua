@@ -368,6 +368,45 @@ local function bench(fn, opts)
   return { median_ms = median, min_ms = times[1], mean_ms = total / iters, iters = iters }
 end
 
+-- ---- where a snippet is --------------------------------------------------------------------------------------
+
+local script_texts = {} -- script path -> its text (or false): scripts do not change while they run
+
+local function script_text(path)
+  local text = script_texts[path]
+  if text == nil then
+    local file = io.open(path, "rb")
+    text = file and file:read("*a") or false
+    if file then file:close() end
+    script_texts[path] = text
+  end
+  return text or nil
+end
+
+-- "script.lua:12": the script line holding the snippet's first line, so that compiler messages'
+-- snippet:N is script line 12 + N - 1. The caller's line is not enough: LuaJIT reports
+-- `iris.compile [[...]]` at the line where the string ends. The snippet is found in the script's text
+-- (the occurrence nearest the call); without a script file, the caller's line.
+local function snippet_origin(source)
+  local frame = errors.user_frame()
+  if not frame then return "(interactive)" end
+  local line = frame.currentline or 0
+  local text = frame.source:sub(1, 1) == "@" and #source > 0 and script_text(frame.source:sub(2))
+  if text then
+    local best, position = nil, 1
+    while true do
+      local at = text:find(source, position, true)
+      if not at then break end
+      local _, newlines = text:sub(1, at - 1):gsub("\n", "")
+      local start = newlines + 1
+      if not best or math.abs(start - line) < math.abs(best - line) then best = start end
+      position = at + 1
+    end
+    line = best or line
+  end
+  return ("%s:%d"):format(frame.short_src, line)
+end
+
 -- ---- the public functions -------------------------------------------------------------------------------------
 
 function M.install(iris)
@@ -376,7 +415,7 @@ function M.install(iris)
       errors.raise("invalid_argument", "iris.compile(source [, opts]): source must be a string of HIP C++, got %s",
         describe(source))
     end
-    local origin = errors.user_line() or "(interactive)"
+    local origin = snippet_origin(source)
     return compile(source, opts, origin, "the snippet at " .. origin, opts and opts.name or "snippet")
   end
 
