@@ -241,3 +241,30 @@ TEST_CASE("launch configurations no GPU accepts are errors", "[unit][cpu]") {
   CHECK_THAT(error_of([&] { device.launch(k, Dim3{1, 1, 1}, Dim3{1, 1, 1}, size_t(2) << 20); }),
              Catch::Contains("dynamic shared memory"));
 }
+
+TEST_CASE("block copies move every element between ranks at any alignment and length", "[unit][cpu]") {
+  CpuDevice device(2, 0);
+  auto& program = device.compile(R"(
+    __global__ void push(const int16_t* src, int16_t* dst, size_t n, iris::Context ctx) { ctx.put_block(src, dst, n, 1); }
+    __global__ void pull(const int16_t* src, int16_t* dst, size_t n, iris::Context ctx) { ctx.get_block(src, dst, n, 1); }
+  )");
+  iris::abi::ContextData context{device.heap_bases, 0, 2};
+  for (size_t offset : {0, 1, 7}) {
+    for (size_t n : {1, 15, 1000, 4099}) {
+      int16_t* src0 = device.at<int16_t>(0) + offset;
+      int16_t* src1 = device.at<int16_t>(1) + offset;
+      int16_t* dst = device.at<int16_t>(0, 256 * 1024) + offset;
+      for (size_t i = 0; i < n; ++i) {
+        src0[i] = static_cast<int16_t>(i * 3 + 1);
+        src1[i] = static_cast<int16_t>(i * 5 + 2);
+        dst[i] = 0;
+      }
+      // push: rank 0's src lands at dst's offset in rank 1's heap; pull: rank 1's src into rank 0's dst.
+      device.launch(program.kernel("push"), {1, 1, 1}, {96, 1, 1}, 0, static_cast<const int16_t*>(src0), dst, n, context);
+      int16_t* remote_dst = reinterpret_cast<int16_t*>(device.heaps[1] + (reinterpret_cast<char*>(dst) - device.heaps[0]));
+      for (size_t i = 0; i < n; ++i) REQUIRE(remote_dst[i] == static_cast<int16_t>(i * 3 + 1));
+      device.launch(program.kernel("pull"), {1, 1, 1}, {96, 1, 1}, 0, static_cast<const int16_t*>(src0), dst, n, context);
+      for (size_t i = 0; i < n; ++i) REQUIRE(dst[i] == static_cast<int16_t>(i * 5 + 2));
+    }
+  }
+}
