@@ -14,6 +14,7 @@
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
 #include "host/embedded_lua.hpp"
+#include "host/lua_interrupt.hpp"
 
 namespace iris {
 namespace {
@@ -30,8 +31,7 @@ void stop_hook(lua_State* L, lua_Debug*) {
 
 void on_interrupt(int signal_number) {
   ::signal(signal_number, SIG_DFL);  // a second Ctrl-C ends the process the default way
-  interrupt::request();
-  if (g_signal_state != nullptr) lua_sethook(g_signal_state, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  host::interrupt_lua();
 }
 
 // Message handler for every protected call: keeps the message as the error value and stores the
@@ -61,6 +61,16 @@ int load_embedded_module(lua_State* L) {
 }
 
 }  // namespace
+
+void host::interrupt_lua() {
+  interrupt::request();
+  if (g_signal_state != nullptr) lua_sethook(g_signal_state, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+void host::cancel_lua_interrupt() {
+  interrupt::clear();
+  if (g_signal_state != nullptr && lua_gethook(g_signal_state) == stop_hook) lua_sethook(g_signal_state, nullptr, 0, 0);
+}
 
 struct Host::Impl {
   HostOptions options;
