@@ -356,8 +356,19 @@ local function serve_rank0(input, world_size)
       ffi.string(C.iris_version()), world_size, world_size > 1 and "s" or ""))
   end
   local failed, sequence = false, 0
+  -- Every rank leaves with the same exit code.
+  local function quit(exit_code)
+    sequence = sequence + 1
+    local command = { kind = "quit", payload = tostring(exit_code) }
+    execute(decode_command(share_command(encode_command(command, sequence))), world_size)
+    return exit_code
+  end
   while true do
-    local command = reader:command() or { kind = "quit" }
+    local command = reader:command()
+    if command == nil or command.kind == "quit" then
+      -- A replayed transcript reports a failed chunk; an interactive session ends with 0.
+      return quit((input == INPUT_PIPE and failed) and 1 or 0)
+    end
     if command.kind == "error" then
       io.stderr:write(command.message, "\n")
       failed = true
@@ -365,24 +376,15 @@ local function serve_rank0(input, world_size)
       io.stdout:write(command.message, "\n")
     elseif command.kind ~= "nothing" then
       sequence = sequence + 1
-      command.sequence, command.target = sequence, command.target or -1
       local shared = decode_command(share_command(encode_command(command, sequence)))
       local records, presses = execute(shared, world_size)
       if presses > 0 and input ~= INPUT_PIPE then io.stdout:write("\n") end -- after the echoed ^C
-      if command.kind == "quit" then
-        -- A replayed transcript reports a failed chunk; an interactive session ends with 0.
-        return (input == INPUT_PIPE and failed) and 1 or 0
-      end
       print_records(records, world_size)
       for r = 0, world_size - 1 do
         if records[r].status == "error" then failed = true end
       end
       for r = 0, world_size - 1 do
-        if records[r].status == "exit" then
-          sequence = sequence + 1
-          execute(decode_command(share_command(encode_command({ kind = "quit" }, sequence))), world_size)
-          return records[r].exit_code
-        end
+        if records[r].status == "exit" then return quit(records[r].exit_code) end
       end
     end
   end
@@ -392,7 +394,7 @@ local function serve_other_rank(world_size)
   while true do
     local command = decode_command(share_command(nil))
     execute(command, world_size)
-    if command.kind == "quit" then return 0 end
+    if command.kind == "quit" then return tonumber(command.payload) end
   end
 end
 
