@@ -93,7 +93,7 @@ extern "C" {
 
 int iris_repl_open(int stdin_is_terminal, int* input) {
   return capi::guarded([&] {
-    g_session.reset();
+    if (g_session) throw Error(Errc::invalid_argument, "the REPL is already running");
     auto s = std::make_unique<capi::ReplSession>();
     s->channel = std::make_unique<repl::Channel>(capi::comm());
     bool root = s->channel->rank() == 0;

@@ -1,6 +1,7 @@
 #include "host/repl_interrupts.hpp"
 
 #include <signal.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -19,6 +20,7 @@ enum Phase : int { kBetweenCommands, kRunning, kWaitingForPeers, kReading };
 // installed.
 std::atomic<int> g_phase{kBetweenCommands};
 std::atomic<int> g_presses{0};
+std::atomic<int64_t> g_first_press_ns{0};
 std::atomic<uint32_t> g_sequence{0};
 // Other ranks: the command rank 0 last forwarded a Ctrl-C for (it may come before the command starts
 // running here). Sequence numbers start at 1.
@@ -47,10 +49,19 @@ void forward_to_peers() {
   if (g_unreachable_note[0] != '\0') write_console(g_unreachable_note);
 }
 
+int64_t now_ns() {
+  struct timespec t;
+  ::clock_gettime(CLOCK_MONOTONIC, &t);  // async-signal-safe
+  return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec;
+}
+
+// A second press this soon after the first is the same impatient gesture, not a request to end.
+constexpr int64_t kSecondPressAfterNs = 1000000000;
+
 [[noreturn]] void end_process_now() {
   if (auto cleanup = g_cleanup.load()) cleanup();
-  write_console("\niris-lua: the chunk did not stop at Ctrl-C (a loop compiled by the JIT does not look for "
-                "it); the second Ctrl-C ends iris-lua\n");
+  write_console("\niris-lua: the chunk did not stop at Ctrl-C (a rank is inside C code, in a loop compiled "
+                "by the JIT, or out of reach); the second Ctrl-C ends iris-lua\n");
   ::signal(SIGINT, SIG_DFL);
   ::raise(SIGINT);
   ::_exit(130);  // not reached: SIGINT's default action ends the process
@@ -70,9 +81,10 @@ void on_sigint(int, siginfo_t* info, void*) {
     g_read_interrupted.store(true);
   } else if (phase == kRunning || phase == kWaitingForPeers) {
     if (g_presses.fetch_add(1) == 0) {
+      g_first_press_ns.store(now_ns());
       if (phase == kRunning) host::interrupt_lua();
       forward_to_peers();
-    } else {
+    } else if (now_ns() - g_first_press_ns.load() >= kSecondPressAfterNs) {
       end_process_now();
     }
   }

@@ -6,9 +6,10 @@
 //     in C++ waits) and, on rank 0, the Ctrl-C is forwarded to the other ranks of this host;
 //   - rank 0 waits for the other ranks' results: the Ctrl-C is forwarded to them;
 //   - between commands: nothing happens (a stale forwarded Ctrl-C never interrupts the next command);
-//   - rank 0 presses Ctrl-C a second time during the same command: the chunk did not stop (a loop
-//     compiled by the JIT never looks at the interrupt), so iris-lua ends the way a second Ctrl-C ends
-//     luajit: by SIGINT, after putting the terminal's modes back.
+//   - rank 0 presses Ctrl-C again, a second or more after the first, during the same command: the
+//     chunk did not stop (a loop compiled by the JIT never looks at the interrupt, C code neither), so
+//     iris-lua ends the way a second Ctrl-C ends luajit: by SIGINT, after putting the terminal's modes
+//     back. (Within the second it is taken for the same impatient gesture.)
 // Forwarding uses sigqueue() with the command's sequence number, so a rank ignores a notice meant for
 // a command it has already finished. Ranks on other hosts cannot be reached this way.
 #pragma once

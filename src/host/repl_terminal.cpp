@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <termios.h>
@@ -66,6 +67,7 @@ struct TerminalRelay::State {
   std::deque<unsigned char> pending;   // keys for the line editor
   bool ended = false;                  // mpirun closed the input
   std::atomic<bool> reading_line{false};
+  pthread_t main_thread;               // where Ctrl-C is delivered (it runs the Lua code)
 
   // The relay thread: keys go to the line editor, except a Ctrl-C while no line is read.
   void relay_keys() {
@@ -85,7 +87,7 @@ struct TerminalRelay::State {
         if (buffer[k] == kCtrlC && !reading_line.load()) {
           ssize_t ignored = ::write(tty, "^C", 2);  // what the terminal would echo
           (void)ignored;
-          ::kill(::getpid(), SIGINT);  // taken by the main thread: this one blocks SIGINT
+          ::pthread_kill(main_thread, SIGINT);
           continue;
         }
         pending.push_back(buffer[k]);
@@ -157,7 +159,9 @@ std::unique_ptr<TerminalRelay> TerminalRelay::start(bool* launcher_reads_termina
   ::dup2(in, STDOUT_FILENO);
   ::dup2(in, STDERR_FILENO);
 
-  // The thread inherits a mask without SIGINT, so the signal it raises reaches the main thread.
+  // The relay thread blocks SIGINT (inherited mask), so a Ctrl-C the terminal might still send goes to
+  // the main thread too.
+  state->main_thread = ::pthread_self();
   sigset_t sigint, previous;
   sigemptyset(&sigint);
   sigaddset(&sigint, SIGINT);

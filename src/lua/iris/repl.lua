@@ -15,7 +15,7 @@ local M = {}
 
 local PROMPT, CONTINUATION = "> ", ">> "
 local CHUNK_NAME = "=stdin"
-local INPUT_PIPE, INPUT_EDITING = 0, 2
+local INPUT_PIPE = 0 -- iris_repl_open: 0 a pipe, 1 prompts, 2 line editing
 
 local HELP = [[
 Lua chunks run on every rank; rank 0 prints each rank's output in rank order.
@@ -61,7 +61,7 @@ end
 local exit_request_mt = {}
 local function request_exit(code)
   if code == nil or code == true then code = 0 elseif code == false then code = 1 end
-  error(setmetatable({ exit_code = tonumber(code) or 1 }, exit_request_mt), 0)
+  error(setmetatable({ exit_code = math.floor(tonumber(code) or 1) }, exit_request_mt), 0)
 end
 
 local function error_text(value)
@@ -89,12 +89,13 @@ local function on_chunk_error(value)
   return traceback
 end
 
-local function pass_values(...) return ... end
-
--- An expression runs as a call of pass_values, which its values pass through: with plain
--- "return f()" a failing f() would be a tail call, and its error would lose the chunk's line.
+-- An expression's values pass through select(1, ...): with plain "return f()" a failing f() would be
+-- a tail call, and its error would lose the chunk's line ("stdin:1:"). The closing parenthesis goes on
+-- the last line unless a comment ends it there.
 local function expression_chunk(text)
-  return "local __iris_repl_values = ... return __iris_repl_values(" .. text .. "\n)"
+  local same_line = "return select(1, " .. text .. ")"
+  if loadstring(same_line, CHUNK_NAME) then return same_line end
+  return "return select(1, " .. text .. "\n)"
 end
 
 local function write_values(n, values)
@@ -105,16 +106,16 @@ local function write_values(n, values)
 end
 
 -- Runs `fn` as this rank's chunk. Returns "ok", "error" with the message and traceback, or "exit"
--- with the exit code. The values are printed inside the protected call, so a failing __tostring is
--- the chunk's error; Ctrl-C can interrupt only inside it (begin_running .. stop_running).
-local function run_protected(fn, print_values)
+-- with the exit code. The values it returns are printed inside the protected call, so a failing
+-- __tostring is the chunk's error; Ctrl-C can interrupt only inside it (begin_running .. stop_running).
+local function run_protected(fn)
   local ok, failure = xpcall(function()
     C.iris_repl_begin_running()
     local values = { n = 0 }
     local function keep(...) values = { n = select("#", ...), ... } end
     local unnamed = { fn } -- called as unnamed[1], its traceback line reads "in main chunk" as in lua
-    keep(unnamed[1](pass_values))
-    if print_values then write_values(values.n, values) end
+    keep(unnamed[1]())
+    write_values(values.n, values)
     C.iris_repl_stop_running()
   end, on_chunk_error)
   C.iris_repl_stop_running() -- also after an error inside the error handler
@@ -164,7 +165,12 @@ local function run_code(command, record)
     device_started, device_reason = start_device_timer()
     started = C.iris_wall_time()
   end
-  local status, detail = run_protected(fn, command.kind == "run")
+  local status, detail
+  if command.kind == "load" then
+    status, detail = run_protected(function() fn() end) -- a file's return values stay quiet
+  else
+    status, detail = run_protected(fn)
+  end
   if timed then
     local wall_ms = (C.iris_wall_time() - started) * 1000
     local device = device_started and stop_device_timer() or ("not available (" .. device_reason .. ")")
@@ -210,6 +216,7 @@ end
 
 -- Messages between ranks ---------------------------------------------------------------------------
 
+-- "kind sequence target flags\npayload"; flags: "t" (time it) or "-".
 local function encode_command(command, sequence)
   return ("%s %d %d %s\n%s"):format(command.kind, sequence, command.target or -1, command.time and "t" or "-",
     command.payload or "")
@@ -217,7 +224,8 @@ end
 
 local function decode_command(text)
   local kind, sequence, target, flags, payload = text:match("^(%a+) (%d+) (%-?%d+) (%S+)\n(.*)$")
-  return { kind = kind, sequence = tonumber(sequence), target = tonumber(target), time = flags == "t", payload = payload }
+  return { kind = kind, sequence = tonumber(sequence), target = tonumber(target), time = flags == "t",
+    payload = payload }
 end
 
 local function encode_record(record)
@@ -239,7 +247,8 @@ end
 
 -- Every rank's record on rank 0 (index = rank, from 0); nil elsewhere.
 local function gather_records(mine, world_size)
-  errors.check(C.iris_repl_gather_results(encode_record(mine), #encode_record(mine)))
+  local encoded = encode_record(mine)
+  errors.check(C.iris_repl_gather_results(encoded, #encoded))
   if C.iris_rank() ~= 0 then return nil end
   local records = { [0] = mine }
   local data, n = ffi.new("const char*[1]"), ffi.new("size_t[1]")
