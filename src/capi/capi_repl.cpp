@@ -32,7 +32,7 @@ struct ReplSession {
   int console = -1;  // the real stderr, for the Ctrl-C handler's messages
   std::unique_ptr<runtime::Event> timer_start, timer_stop;
   // Buffers behind the returned pointers.
-  std::string line, command, captured_out, captured_err, device;
+  std::string line, command, captured_out, captured_err;
   std::vector<std::string> results;
 
   ~ReplSession() {
