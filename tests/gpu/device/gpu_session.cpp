@@ -135,7 +135,7 @@ int probe(const std::string& requirement) {
   try {
     devices = device_count();
   } catch (const Error& e) {
-    std::printf("skipped: the %s backend has no driver here: %s\n", name.c_str(), e.what());
+    std::printf("skipped: the %s backend is unavailable here: %s\n", name.c_str(), e.what());
     return 77;
   }
   if (devices == 0) {
