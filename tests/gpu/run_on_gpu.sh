@@ -87,9 +87,12 @@ run_ctest() {  # <phase name> <log file> <ctest arguments...>
 }
 
 run_ctest "GPU tests (ctest -L gpu, IRIS_TEST_BACKEND=$IRIS_TEST_BACKEND)" "$logs/gpu-tests.log" -L gpu -V
-# What the device tests printed about placement, timings and faults.
-grep -hE '^\[gpu test\]|^[0-9]+: \[gpu test\]' "$logs/gpu-tests.log" | sed 's/^[0-9]*: //' | sort -u | head -40 |
-  sed 's/^/  /' >>"$summary"
+# What the device tests printed about placement, heap setup, bandwidth, launch timing and faults,
+# each line prefixed with its test.
+awk '/^ *Start +[0-9]+: / { id = $2; sub(":", "", id); name[id] = $3 }
+     /^[0-9]+: \[gpu test\]/ { id = $1; sub(":", "", id); line = $0; sub(/^[0-9]+: \[gpu test\] /, "", line);
+                               print "  " name[id] ": " line }' "$logs/gpu-tests.log" |
+  grep -E "uses GPU|heap setup|copy_device of|raw empty launches|the fault reads" >>"$summary"
 
 progress "3/3 the rest of the suite (logs: $logs/suite.log)"
 # --- 3. the rest of the suite on this backend ---------------------------------------------------------

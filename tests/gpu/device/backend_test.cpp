@@ -163,5 +163,6 @@ TEST_CASE("a heap handle that is not this backend's, or of another size, is refu
   CHECK_THROWS_WITH(gpu.import_peer_heap(stranger, 0, std::vector<uint8_t>(64, 0x42), kHeapBytes),
                     Contains(format("rank %d's heap handle (64 bytes) is not a GPU heap handle of iris-lua", stranger)));
   CHECK_THROWS_WITH(gpu.import_peer_heap(stranger, 0, gpu.export_heap(), kHeapBytes / 2),
-                    Contains(format("rank %d's heap is 64 MiB, this rank expected 32 MiB", stranger)));
+                    Contains(format("rank %d's heap is %s, this rank expected %s", stranger,
+                                    human_bytes(kHeapBytes).c_str(), human_bytes(kHeapBytes / 2).c_str())));
 }

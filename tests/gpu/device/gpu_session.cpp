@@ -1,5 +1,6 @@
 #include "gpu_session.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -70,6 +71,7 @@ const Heaps& heaps() {
   if (g_heaps) return *g_heaps;
   runtime::Backend& gpu = backend();
   comm::Comm& ranks = gpu_test::ranks();
+  const auto started = std::chrono::steady_clock::now();
   auto heaps = std::make_unique<Heaps>();
   heaps->bytes = kHeapBytes;
   heaps->bases.assign(ranks.size(), nullptr);
@@ -88,6 +90,9 @@ const Heaps& heaps() {
   }
   gpu.peers_opened();
   barrier("heaps: every rank opened every peer");
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count();
+  std::printf("[gpu test] rank %d: heap setup (allocate and zero %zu MiB, export, open %d peers, barrier) took %.1f ms\n",
+              ranks.rank(), kHeapBytes >> 20, ranks.size() - 1, ms);
   g_heaps = std::move(heaps);
   return *g_heaps;
 }

@@ -33,7 +33,7 @@ struct Heaps {
 const Heaps& heaps();
 
 // Disjoint regions of each heap, one per kind of test, so tests leave each other's data alone.
-constexpr size_t kHeapBytes = 64u << 20;
+constexpr size_t kHeapBytes = size_t(1) << 30;  // the default heap of a GPU rank
 constexpr size_t kPatternRegion = 0;            // 16 MiB: a rank-specific pattern peers read
 constexpr size_t kPatternBytes = 16u << 20;
 constexpr size_t kScratchRegion = 16u << 20;    // 16 MiB: where this rank copies peers' data to
@@ -41,6 +41,9 @@ constexpr size_t kSlotsRegion = 32u << 20;      // 1 MiB: 4 KiB per rank that pe
 constexpr size_t kSlotBytes = 4096;
 constexpr size_t kCounterRegion = 33u << 20;    // 4 KiB: counters peers add to atomically
 constexpr size_t kLocalRegion = 40u << 20;      // 24 MiB: single-rank tests
+constexpr size_t kBandwidthSource = 256u << 20; // 256 MiB read by peers
+constexpr size_t kBandwidthTarget = 512u << 20; // 256 MiB this rank copies into
+constexpr size_t kBandwidthBytes = 256u << 20;
 
 // The value at index i of rank r's pattern (distinct for every rank and index).
 inline uint32_t pattern_value(int rank, size_t i) {

@@ -4,9 +4,11 @@
 // GPU (4 ranks on 2 GPUs) through IPC within the device.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <set>
 
+#include "core/error.hpp"
 #include "gpu_session.hpp"
 
 using namespace iris;
@@ -85,4 +87,41 @@ TEST_CASE("every rank writes into every peer's heap through its mapping", "[gpu]
     CHECK(m.count == 0);
   }
   barrier("heap write: every rank checked its slots");
+}
+
+TEST_CASE("copies from each peer's heap are timed, one reader at a time", "[gpu][heap]") {
+  runtime::Backend& gpu = backend();
+  const Heaps& h = heaps();
+  const int me = ranks().rank();
+  std::vector<int> devices(ranks().size());
+  const int my_device = gpu.device();
+  ranks().announce("bandwidth: exchange devices");
+  ranks().allgather(&my_device, sizeof my_device, devices.data());
+  // Uncontended: one rank copies while the others wait at the barrier.
+  for (int reader = 0; reader < ranks().size(); ++reader) {
+    if (reader == me) {
+      for (int peer = 0; peer < ranks().size(); ++peer) {
+        if (peer == me) continue;
+        char* dst = h.mine() + kBandwidthTarget;
+        const char* src = h.bases[peer] + kBandwidthSource;
+        gpu.copy_device(dst, src, kBandwidthBytes);  // warm-up
+        std::vector<double> ms;
+        for (int i = 0; i < 5; ++i) {
+          std::unique_ptr<runtime::Event> start = gpu.create_event(), stop = gpu.create_event();
+          start->record();
+          gpu.copy_device(dst, src, kBandwidthBytes);
+          stop->record();
+          ms.push_back(stop->elapsed_ms_since(*start));
+        }
+        std::sort(ms.begin(), ms.end());
+        const double gb_per_s = kBandwidthBytes / (ms[2] * 1e-3) / 1e9;
+        std::printf("[gpu test] rank %d (GPU %d) copy_device of %zu MiB from rank %d (GPU %d, %s): %.1f GB/s (median "
+                    "of 5: %.3f ms)\n",
+                    me, gpu.device(), kBandwidthBytes >> 20, peer, devices[peer],
+                    devices[peer] == gpu.device() ? "same GPU" : "peer GPU", gb_per_s, ms[2]);
+        CHECK(gb_per_s > 0.0);
+      }
+    }
+    barrier(format("bandwidth: rank %d measured", reader));
+  }
 }

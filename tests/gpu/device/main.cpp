@@ -14,6 +14,8 @@
 
 int main(int argc, char** argv) {
   using namespace iris;
+  // Line by line: mpirun forwards several ranks' output into one log.
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   if (argc >= 2 && std::strcmp(argv[1], "--probe") == 0) return gpu_test::probe(argc >= 3 ? argv[2] : "gpu");
 
   std::unique_ptr<comm::Comm> comm = comm::Comm::create(&argc, &argv);
