@@ -109,28 +109,14 @@ void CudaBackend::fail(CUresult result, const char* call, const std::string& wha
 void CudaBackend::wait_stream(const char* what) {
   throw_if_faulted();
   bind();
-  gpu::poll_until(
-      [&] {
-        CUresult result = cu.cuStreamQuery(stream_);
-        if (result == CUDA_ERROR_NOT_READY) return false;
-        check(result, "cuStreamQuery", what);
-        return true;
-      },
-      what);
+  check(gpu::poll_while(CUDA_ERROR_NOT_READY, [&] { return cu.cuStreamQuery(stream_); }, what), "cuStreamQuery", what);
   faults_.drained();
 }
 
 void CudaBackend::wait_event(CUevent event, const char* what) {
   throw_if_faulted();
   bind();
-  gpu::poll_until(
-      [&] {
-        CUresult result = cu.cuEventQuery(event);
-        if (result == CUDA_ERROR_NOT_READY) return false;
-        check(result, "cuEventQuery", what);
-        return true;
-      },
-      what);
+  check(gpu::poll_while(CUDA_ERROR_NOT_READY, [&] { return cu.cuEventQuery(event); }, what), "cuEventQuery", what);
 }
 
 void CudaBackend::synchronize() { wait_stream("waiting for the GPU"); }

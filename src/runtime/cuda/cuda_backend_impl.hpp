@@ -74,7 +74,7 @@ class CudaBackend final : public Backend {
 
  private:
   [[noreturn]] void fail(CUresult result, const char* call, const std::string& what, Errc kind);
-  // Enqueues `bytes` of copy (or nothing when 0) and waits.
+  // Checks that a copy (or fill) was enqueued, and waits for it.
   void copy(CUresult enqueued, const char* call, const std::string& what);
   // The local ordinal of the GPU on PCI bus `pci_bus_id`, or -1 when this process does not see it.
   int ordinal_of_bus(const std::string& pci_bus_id) const;

@@ -1,17 +1,9 @@
 #include "runtime/cuda/cuda_driver.hpp"
 
-#include <memory>
-#include <mutex>
-
 #include "core/error.hpp"
 #include "runtime/gpu/dynamic_library.hpp"
 
 namespace iris::runtime::cuda {
-
-// Two levels so that the argument is macro-expanded first: IRIS_SYMBOL_NAME(cuMemAlloc) is
-// "cuMemAlloc_v2", the symbol cuda.h's prototype belongs to.
-#define IRIS_SYMBOL_NAME_(symbol) #symbol
-#define IRIS_SYMBOL_NAME(symbol) IRIS_SYMBOL_NAME_(symbol)
 
 std::string version_text(int version) { return format("%d.%d", version / 1000, version % 1000 / 10); }
 
@@ -40,25 +32,16 @@ Driver load_driver(const char* library) {
 }
 
 const Driver& driver() {
-  static std::once_flag once;
-  static std::unique_ptr<Driver> loaded;
-  static std::string failure;
-  std::call_once(once, [] {
-    try {
-      auto candidate = std::make_unique<Driver>(load_driver("libcuda.so.1"));
-      CUresult result = candidate->cuInit(0);
-      if (result != CUDA_SUCCESS) {
-        throw Error(Errc::environment,
-                    format("the NVIDIA driver (CUDA %s) cannot start: cuInit returned %s",
-                           version_text(candidate->version).c_str(), error_text(candidate.get(), result).c_str()));
-      }
-      loaded = std::move(candidate);
-    } catch (const Error& e) {
-      failure = e.what();
+  static gpu::LoadedOnce<Driver> process_driver;
+  return process_driver.get([] {
+    Driver loaded = load_driver("libcuda.so.1");
+    CUresult result = loaded.cuInit(0);
+    if (result != CUDA_SUCCESS) {
+      throw Error(Errc::environment, format("the NVIDIA driver (CUDA %s) cannot start: cuInit returned %s",
+                                            version_text(loaded.version).c_str(), error_text(&loaded, result).c_str()));
     }
+    return loaded;
   });
-  if (!loaded) throw Error(Errc::environment, failure);
-  return *loaded;
 }
 
 std::string error_text(const Driver* driver, CUresult result) {

@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "core/log.hpp"
+#include "runtime/gpu/module_lookup.hpp"
 #include "runtime/cuda/cuda_backend_impl.hpp"
 
 namespace iris::runtime {
@@ -37,8 +38,7 @@ class CudaModule final : public Module {
     CUfunction function = nullptr;
     CUresult result = backend_.cu.cuModuleGetFunction(&function, module_, symbol.c_str());
     if (result == CUDA_ERROR_NOT_FOUND) {
-      throw Error(Errc::invalid_argument, format("kernel '%s' is not in this module (cuModuleGetFunction returned %s)",
-                                                 symbol.c_str(), cuda::error_text(&backend_.cu, result).c_str()));
+      gpu::throw_not_in_module("kernel", symbol, "cuModuleGetFunction", cuda::error_text(&backend_.cu, result));
     }
     backend_.check(result, "cuModuleGetFunction", format("looking up kernel '%s'", symbol.c_str()),
                    Errc::invalid_argument);
@@ -53,16 +53,11 @@ class CudaModule final : public Module {
     size_t size = 0;
     CUresult result = backend_.cu.cuModuleGetGlobal(&address, &size, module_, symbol.c_str());
     if (result == CUDA_ERROR_NOT_FOUND) {
-      throw Error(Errc::invalid_argument, format("module variable '%s' is not in this module (cuModuleGetGlobal "
-                                                 "returned %s)",
-                                                 symbol.c_str(), cuda::error_text(&backend_.cu, result).c_str()));
+      gpu::throw_not_in_module("module variable", symbol, "cuModuleGetGlobal", cuda::error_text(&backend_.cu, result));
     }
     backend_.check(result, "cuModuleGetGlobal", format("looking up module variable '%s'", symbol.c_str()),
                    Errc::invalid_argument);
-    if (size != bytes) {
-      throw Error(Errc::invalid_argument,
-                  format("module variable '%s' is %zu bytes; %zu bytes were given", symbol.c_str(), size, bytes));
-    }
+    gpu::check_global_size(symbol, size, bytes);
     backend_.copy_from_host(reinterpret_cast<void*>(address), data, bytes);
   }
 

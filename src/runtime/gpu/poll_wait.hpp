@@ -11,13 +11,16 @@
 
 namespace iris::runtime::gpu {
 
-// `done()` returns true once the work has finished and throws on errors. Throws Error(interrupted)
-// on Ctrl-C, naming `what` ("waiting for the GPU").
-template <class Done>
-void poll_until(Done&& done, const char* what) {
+// Polls `query()` (cuStreamQuery, hipEventQuery, ...) while it returns `not_ready`, and returns the
+// first other status: success, or the error the caller reports. Throws Error(interrupted) on Ctrl-C,
+// naming `what` ("waiting for the GPU").
+template <class Status, class Query>
+Status poll_while(Status not_ready, Query&& query, const char* what) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
-  while (!done()) {
+  for (;;) {
+    const Status status = query();
+    if (status != not_ready) return status;
     interrupt::check(what);
     const auto waited = Clock::now() - start;
     if (waited < std::chrono::microseconds(100)) continue;

@@ -98,28 +98,14 @@ void HipBackend::fail(hipError_t result, const char* call, const std::string& wh
 void HipBackend::wait_stream(const char* what) {
   throw_if_faulted();
   bind();
-  gpu::poll_until(
-      [&] {
-        hipError_t result = api.hipStreamQuery(stream_);
-        if (result == hipErrorNotReady) return false;
-        check(result, "hipStreamQuery", what);
-        return true;
-      },
-      what);
+  check(gpu::poll_while(hipErrorNotReady, [&] { return api.hipStreamQuery(stream_); }, what), "hipStreamQuery", what);
   faults_.drained();
 }
 
 void HipBackend::wait_event(hipEvent_t event, const char* what) {
   throw_if_faulted();
   bind();
-  gpu::poll_until(
-      [&] {
-        hipError_t result = api.hipEventQuery(event);
-        if (result == hipErrorNotReady) return false;
-        check(result, "hipEventQuery", what);
-        return true;
-      },
-      what);
+  check(gpu::poll_while(hipErrorNotReady, [&] { return api.hipEventQuery(event); }, what), "hipEventQuery", what);
 }
 
 void HipBackend::synchronize() { wait_stream("waiting for the GPU"); }

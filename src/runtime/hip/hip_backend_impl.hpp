@@ -71,7 +71,9 @@ class HipBackend final : public Backend {
 
  private:
   [[noreturn]] void fail(hipError_t result, const char* call, const std::string& what, Errc kind);
+  // Enqueues a copy and waits for it.
   void copy(hipError_t enqueued, const char* call, const std::string& what);
+  void transfer(void* dst, const void* src, size_t bytes, hipMemcpyKind kind, const std::string& what);
   int ordinal_of_bus(const std::string& pci_bus_id) const;
   std::string pci_bus_id(int device) const;
   void fill_by_doubling(char* device, const void* pattern, size_t pattern_bytes, size_t count);

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "core/log.hpp"
+#include "runtime/gpu/module_lookup.hpp"
 #include "runtime/hip/hip_backend_impl.hpp"
 
 namespace iris::runtime {
@@ -31,8 +32,7 @@ class HipModule final : public Module {
     hipFunction_t function = nullptr;
     hipError_t result = backend_.api.hipModuleGetFunction(&function, module_, symbol.c_str());
     if (result == hipErrorNotFound) {
-      throw Error(Errc::invalid_argument, format("kernel '%s' is not in this module (hipModuleGetFunction returned %s)",
-                                                 symbol.c_str(), hip::error_text(&backend_.api, result).c_str()));
+      gpu::throw_not_in_module("kernel", symbol, "hipModuleGetFunction", hip::error_text(&backend_.api, result));
     }
     backend_.check(result, "hipModuleGetFunction", format("looking up kernel '%s'", symbol.c_str()),
                    Errc::invalid_argument);
@@ -47,16 +47,11 @@ class HipModule final : public Module {
     size_t size = 0;
     hipError_t result = backend_.api.hipModuleGetGlobal(&address, &size, module_, symbol.c_str());
     if (result == hipErrorNotFound) {
-      throw Error(Errc::invalid_argument, format("module variable '%s' is not in this module (hipModuleGetGlobal "
-                                                 "returned %s)",
-                                                 symbol.c_str(), hip::error_text(&backend_.api, result).c_str()));
+      gpu::throw_not_in_module("module variable", symbol, "hipModuleGetGlobal", hip::error_text(&backend_.api, result));
     }
     backend_.check(result, "hipModuleGetGlobal", format("looking up module variable '%s'", symbol.c_str()),
                    Errc::invalid_argument);
-    if (size != bytes) {
-      throw Error(Errc::invalid_argument,
-                  format("module variable '%s' is %zu bytes; %zu bytes were given", symbol.c_str(), size, bytes));
-    }
+    gpu::check_global_size(symbol, size, bytes);
     backend_.copy_from_host(address, data, bytes);
   }
 

@@ -173,28 +173,26 @@ void HipBackend::copy(hipError_t enqueued, const char* call, const std::string& 
   wait_stream(what.c_str());
 }
 
-void HipBackend::copy_to_host(void* host, const void* device, size_t bytes) {
+void HipBackend::transfer(void* dst, const void* src, size_t bytes, hipMemcpyKind kind, const std::string& what) {
   if (bytes == 0) return;
   throw_if_faulted();
   bind();
-  copy(api.hipMemcpyAsync(host, device, bytes, hipMemcpyDeviceToHost, stream_), "hipMemcpyAsync",
-       format("copying %s from GPU address %p to the host", human_bytes(bytes).c_str(), device));
+  copy(api.hipMemcpyAsync(dst, src, bytes, kind, stream_), "hipMemcpyAsync", what);
+}
+
+void HipBackend::copy_to_host(void* host, const void* device, size_t bytes) {
+  transfer(host, device, bytes, hipMemcpyDeviceToHost,
+           format("copying %s from GPU address %p to the host", human_bytes(bytes).c_str(), device));
 }
 
 void HipBackend::copy_from_host(void* device, const void* host, size_t bytes) {
-  if (bytes == 0) return;
-  throw_if_faulted();
-  bind();
-  copy(api.hipMemcpyAsync(device, host, bytes, hipMemcpyHostToDevice, stream_), "hipMemcpyAsync",
-       format("copying %s from the host to GPU address %p", human_bytes(bytes).c_str(), device));
+  transfer(device, host, bytes, hipMemcpyHostToDevice,
+           format("copying %s from the host to GPU address %p", human_bytes(bytes).c_str(), device));
 }
 
 void HipBackend::copy_device(void* dst, const void* src, size_t bytes) {
-  if (bytes == 0) return;
-  throw_if_faulted();
-  bind();
-  copy(api.hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, stream_), "hipMemcpyAsync",
-       format("copying %s from GPU address %p to %p", human_bytes(bytes).c_str(), src, dst));
+  transfer(dst, src, bytes, hipMemcpyDeviceToDevice,
+           format("copying %s from GPU address %p to %p", human_bytes(bytes).c_str(), src, dst));
 }
 
 void HipBackend::fill(void* device, const void* pattern, size_t pattern_bytes, size_t count) {

@@ -1,16 +1,9 @@
 #include "runtime/hip/hip_runtime.hpp"
 
-#include <memory>
-#include <mutex>
-
 #include "core/error.hpp"
 #include "runtime/gpu/dynamic_library.hpp"
 
 namespace iris::runtime::hip {
-
-// Two levels so that the argument is macro-expanded first (see hip_runtime.hpp).
-#define IRIS_SYMBOL_NAME_(symbol) #symbol
-#define IRIS_SYMBOL_NAME(symbol) IRIS_SYMBOL_NAME_(symbol)
 
 std::string version_text(int version) { return format("%d.%d", version / 10000000, version / 100000 % 100); }
 
@@ -49,19 +42,9 @@ Runtime load_runtime(const std::vector<std::string>& libraries) {
 }
 
 const Runtime& runtime() {
-  static std::once_flag once;
-  static std::unique_ptr<Runtime> loaded;
-  static std::string failure;
-  std::call_once(once, [] {
-    try {
-      loaded = std::make_unique<Runtime>(
-          load_runtime({format("libamdhip64.so.%d", HIP_VERSION_MAJOR), "libamdhip64.so"}));
-    } catch (const Error& e) {
-      failure = e.what();
-    }
-  });
-  if (!loaded) throw Error(Errc::environment, failure);
-  return *loaded;
+  static gpu::LoadedOnce<Runtime> process_runtime;
+  return process_runtime.get(
+      [] { return load_runtime({format("libamdhip64.so.%d", HIP_VERSION_MAJOR), "libamdhip64.so"}); });
 }
 
 std::string error_text(const Runtime* runtime, hipError_t error) {
