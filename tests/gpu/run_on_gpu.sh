@@ -69,7 +69,7 @@ progress "2/3 the GPU tests (logs: $logs/gpu-tests.log)"
 # --- 2. the GPU tests -------------------------------------------------------------------------------
 probe=$(IRIS_BACKEND=$IRIS_TEST_BACKEND "$build/tests/gpu/iris_gpu_tests" --probe ptx 2>&1)
 probe_status=$?
-note "probe: $probe"
+note "$probe"
 [ "$probe_status" = 0 ] || note "FAILED: the $IRIS_TEST_BACKEND backend cannot run the GPU tests here (see above)"
 
 status=0
