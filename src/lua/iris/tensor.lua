@@ -244,6 +244,7 @@ local function write_element(t, e, v, what)
 end
 
 function Tensor:get(...)
+  if getmetatable(self) ~= Tensor then check_live(self, "t:get") end
   if self._alloc[1] ~= 0 then freed_error(self, "t:get") end
   local n, nd = select("#", ...), self._ndim
   local e
@@ -260,6 +261,7 @@ function Tensor:get(...)
 end
 
 function Tensor:set(...)
+  if getmetatable(self) ~= Tensor then check_live(self, "t:set") end
   if self._alloc[1] ~= 0 then freed_error(self, "t:set") end
   if self._fixed then check_writable(self, "t:set") end
   local n, nd = select("#", ...), self._ndim
@@ -393,11 +395,35 @@ function Tensor:stride()
   return out
 end
 
-function Tensor:numel() return self._numel end
-function Tensor:dim() return self._ndim end
-function Tensor:element_size() return self._dt.size end
-function Tensor:nbytes() return self._numel * self._dt.size end
-function Tensor:is_contiguous() return self._contiguous end
+-- Facts about the shape stay readable after t:free() (no memory is touched).
+local function check_tensor(t, what)
+  if not is_tensor(t) then check_live(t, what) end
+end
+
+function Tensor:numel()
+  check_tensor(self, "t:numel")
+  return self._numel
+end
+
+function Tensor:dim()
+  check_tensor(self, "t:dim")
+  return self._ndim
+end
+
+function Tensor:element_size()
+  check_tensor(self, "t:element_size")
+  return self._dt.size
+end
+
+function Tensor:nbytes()
+  check_tensor(self, "t:nbytes")
+  return self._numel * self._dt.size
+end
+
+function Tensor:is_contiguous()
+  check_tensor(self, "t:is_contiguous")
+  return self._contiguous
+end
 
 function Tensor:offset()
   check_live(self, "t:offset")
@@ -499,7 +525,10 @@ function Tensor:free()
   errors.check(C.iris_heap_release(alloc[0]))
 end
 
-function Tensor:is_freed() return self._alloc[1] ~= 0 end
+function Tensor:is_freed()
+  check_tensor(self, "t:is_freed")
+  return self._alloc[1] ~= 0
+end
 
 function Tensor:fill(v)
   check_live(self, "t:fill")
