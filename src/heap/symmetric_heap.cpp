@@ -1,5 +1,6 @@
 #include "heap/symmetric_heap.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "comm/comm.hpp"
@@ -83,13 +84,39 @@ SymmetricHeap::SymmetricHeap(runtime::Backend& backend, comm::Comm& comm, size_t
 
 SymmetricHeap::~SymmetricHeap() { backend_.release_heaps(); }
 
+// Most exchanges carry a few offsets per rank at most: one fixed-size allgather holds them. Only when
+// some rank queued more does a second, variable-size exchange carry the rest.
+namespace {
+constexpr size_t kInlineReleases = 7;
+struct InlineReleases {
+  uint64_t count;
+  uint64_t offsets[kInlineReleases];
+};
+static_assert(sizeof(InlineReleases) == 64, "one cache line per rank");
+}  // namespace
+
 void SymmetricHeap::exchange_releases() {
   std::vector<uint64_t> mine = allocator_.take_pending();
-  auto lists = comm_.allgatherv(mine.data(), mine.size() * sizeof(uint64_t));
-  std::vector<std::vector<uint64_t>> released(lists.size());
-  for (size_t r = 0; r < lists.size(); ++r) {
-    released[r].resize(lists[r].size() / sizeof(uint64_t));
-    if (!released[r].empty()) std::memcpy(released[r].data(), lists[r].data(), lists[r].size());
+  InlineReleases inline_mine{};
+  inline_mine.count = mine.size();
+  std::memcpy(inline_mine.offsets, mine.data(), std::min(mine.size(), kInlineReleases) * sizeof(uint64_t));
+  std::vector<InlineReleases> all(comm_.size());
+  comm_.allgather(&inline_mine, sizeof inline_mine, all.data());
+
+  std::vector<std::vector<uint64_t>> released(comm_.size());
+  bool overflow = false;
+  for (int r = 0; r < comm_.size(); ++r) {
+    size_t inline_count = std::min<uint64_t>(all[r].count, kInlineReleases);
+    released[r].assign(all[r].offsets, all[r].offsets + inline_count);
+    overflow = overflow || all[r].count > kInlineReleases;
+  }
+  if (overflow) {  // every rank sees the same counts, so every rank takes this branch together
+    size_t rest = mine.size() > kInlineReleases ? mine.size() - kInlineReleases : 0;
+    auto lists = comm_.allgatherv(mine.data() + (mine.size() - rest), rest * sizeof(uint64_t));
+    for (int r = 0; r < comm_.size(); ++r) {
+      const auto* first = reinterpret_cast<const uint64_t*>(lists[r].data());
+      released[r].insert(released[r].end(), first, first + lists[r].size() / sizeof(uint64_t));
+    }
   }
   allocator_.apply_releases(released);
 }

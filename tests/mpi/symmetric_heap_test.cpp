@@ -179,3 +179,24 @@ TEST_CASE("no shared-memory name is left once every rank opened every peer", "[m
   CHECK(fd < 0);
   CHECK(error == ENOENT);
 }
+
+TEST_CASE("many releases queued at once travel in one exchange on every rank", "[mpi][heap]") {
+  CpuHeap h;
+  auto& comm = test_comm();
+  std::vector<size_t> blocks;
+  for (int i = 0; i < 40; ++i) blocks.push_back(*h.heap.allocate("many", 1024, false, true));
+  // rank 0 releases all 40 (more than fit inline), the others only the first 3 for now
+  size_t now = comm.rank() == 0 ? blocks.size() : 3;
+  for (size_t i = 0; i < now; ++i) h.heap.release(blocks[i]);
+  auto probe = h.heap.allocate("probe", 256, false, true);
+  CHECK(same_everywhere(h.heap.stats().allocated_blocks));
+  CHECK(h.heap.stats().allocated_blocks == blocks.size() - 3 + 1);
+  for (size_t i = now; i < blocks.size(); ++i) h.heap.release(blocks[i]);
+  h.heap.release(*probe);
+  auto last = h.heap.allocate("last", 256, false, true);
+  CHECK(h.heap.stats().allocated_blocks == 1);
+  CHECK(h.heap.stats().free_blocks == 1);  // everything coalesced: `last` took the start of one free block
+  CHECK(*last == iris::heap::kUserOffset);
+  CHECK(same_everywhere(*last));
+  CHECK(h.heap.awaiting_other_ranks() == 0);
+}
