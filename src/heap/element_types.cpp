@@ -82,16 +82,29 @@ double decode_small_float(uint16_t bits, int exponent_bits, int mantissa_bits) {
   return result;
 }
 
-template <class T>
-void store_as(double value, void* out) {
+// Converts `value` (a double or an int64) to the element type, as a C cast would.
+template <class T, class V>
+void store_as(V value, void* out) {
   T v = static_cast<T>(value);
   std::memcpy(out, &v, sizeof v);
 }
 
-template <class T>
-void store_int_as(int64_t value, void* out) {
-  T v = static_cast<T>(value);
-  std::memcpy(out, &v, sizeof v);
+template <class V>
+void store_value(ElementType type, V value, void* out) {
+  switch (type) {
+    case ElementType::boolean: store_as<uint8_t>(value != 0 ? 1 : 0, out); break;
+    case ElementType::int8: store_as<int8_t>(value, out); break;
+    case ElementType::uint8: store_as<uint8_t>(value, out); break;
+    case ElementType::int16: store_as<int16_t>(value, out); break;
+    case ElementType::int32: store_as<int32_t>(value, out); break;
+    case ElementType::uint32: store_as<uint32_t>(value, out); break;
+    case ElementType::int64: store_as<int64_t>(value, out); break;
+    case ElementType::uint64: store_as<uint64_t>(value, out); break;
+    case ElementType::float16: store_as<uint16_t>(float16_from_double(static_cast<double>(value)), out); break;
+    case ElementType::bfloat16: store_as<uint16_t>(bfloat16_from_double(static_cast<double>(value)), out); break;
+    case ElementType::float32: store_as<float>(value, out); break;
+    case ElementType::float64: store_as<double>(value, out); break;
+  }
 }
 
 }  // namespace
@@ -123,35 +136,7 @@ double float16_to_double(uint16_t bits) { return decode_small_float(bits, 5, 10)
 uint16_t bfloat16_from_double(double value) { return encode_small_float(value, 8, 7); }
 double bfloat16_to_double(uint16_t bits) { return decode_small_float(bits, 8, 7); }
 
-void store_element(ElementType type, double value, void* out) {
-  switch (type) {
-    case ElementType::boolean: store_as<uint8_t>(value != 0 ? 1 : 0, out); break;
-    case ElementType::int8: store_as<int8_t>(value, out); break;
-    case ElementType::uint8: store_as<uint8_t>(value, out); break;
-    case ElementType::int16: store_as<int16_t>(value, out); break;
-    case ElementType::int32: store_as<int32_t>(value, out); break;
-    case ElementType::uint32: store_as<uint32_t>(value, out); break;
-    case ElementType::int64: store_as<int64_t>(value, out); break;
-    case ElementType::uint64: store_as<uint64_t>(value, out); break;
-    case ElementType::float16: store_as<uint16_t>(float16_from_double(value), out); break;
-    case ElementType::bfloat16: store_as<uint16_t>(bfloat16_from_double(value), out); break;
-    case ElementType::float32: store_as<float>(value, out); break;
-    case ElementType::float64: store_as<double>(value, out); break;
-  }
-}
-
-void store_element_int64(ElementType type, int64_t value, void* out) {
-  switch (type) {
-    case ElementType::boolean: store_int_as<uint8_t>(value != 0 ? 1 : 0, out); break;
-    case ElementType::int8: store_int_as<int8_t>(value, out); break;
-    case ElementType::uint8: store_int_as<uint8_t>(value, out); break;
-    case ElementType::int16: store_int_as<int16_t>(value, out); break;
-    case ElementType::int32: store_int_as<int32_t>(value, out); break;
-    case ElementType::uint32: store_int_as<uint32_t>(value, out); break;
-    case ElementType::int64: store_int_as<int64_t>(value, out); break;
-    case ElementType::uint64: store_int_as<uint64_t>(value, out); break;
-    default: store_element(type, static_cast<double>(value), out); break;
-  }
-}
+void store_element(ElementType type, double value, void* out) { store_value(type, value, out); }
+void store_element_int64(ElementType type, int64_t value, void* out) { store_value(type, value, out); }
 
 }  // namespace iris::heap

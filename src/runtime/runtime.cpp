@@ -26,7 +26,13 @@ std::string chosen_backend_name(const InitOptions& options) {
 
 size_t chosen_heap_bytes(const InitOptions& options, const Backend& backend) {
   if (options.heap_bytes != 0) return options.heap_bytes;
-  if (auto from_env = env::get(env::Var::heap_size)) return parse_byte_size(*from_env, "IRIS_HEAP_SIZE");
+  if (auto from_env = env::get(env::Var::heap_size)) {
+    try {
+      return parse_byte_size(*from_env, "IRIS_HEAP_SIZE");
+    } catch (const Error& e) {
+      throw Error(Errc::environment, e.what());  // a variable of the environment, exit code 2
+    }
+  }
   return std::strcmp(backend.name(), "cpu") == 0 ? kDefaultCpuHeapBytes : kDefaultGpuHeapBytes;
 }
 
