@@ -7,6 +7,7 @@ local ffi = require "ffi"
 local errors = require "iris.errors"
 local dtypes = require "iris.dtypes"
 local tensor = require "iris.tensor"
+require "iris.tensor_data" -- the methods on whole tensors
 local C = ffi.C
 
 local M = {}

@@ -6,6 +6,7 @@ local ffi = require "ffi"
 local errors = require "iris.errors"
 local dtypes = require "iris.dtypes"
 local tensor = require "iris.tensor"
+local tensor_data = require "iris.tensor_data"
 local context = require "iris.context"
 local C = ffi.C
 
@@ -72,14 +73,14 @@ end
 -- Writes start + k * step (k = 0..n-1; the last one `last` when given) into a new tensor.
 local function sequence(self, what, n, dt, start, step, last)
   local t = new(self, what, n, dt.name, nil, false)
-  local ptr, memory = tensor.host_destination(t)
+  local ptr, memory = tensor_data.host_destination(t)
   local encode = dt.encode
   for k = 0, n - 1 do
     local v = start + k * step
     if last ~= nil and k == n - 1 then v = last end
     ptr[k] = encode(v, what)
   end
-  tensor.finish_write(t, ptr, memory)
+  tensor_data.finish_write(t, ptr, memory)
   return publish(t, what .. "()")
 end
 
@@ -170,7 +171,7 @@ function Context:tensor(value, dtype)
   local dt = dtype_or(dtype, type(first) == "boolean" and "bool" or "float32", what)
   for i = 1, #values do dt.encode(values[i], what) end -- bad values fail before the allocation
   local t = new(self, what, dims, dt.name, nil, false)
-  tensor.write_values(t, values, what)
+  tensor_data.write_values(t, values, what)
   return publish(t, what .. "()")
 end
 
