@@ -21,12 +21,25 @@ namespace {
 constexpr size_t kHandleBytes = 128;
 
 // POSIX shared memory lives in /dev/shm on Linux; its free space decides whether a heap fits.
-std::string shm_space_report() {
+struct ShmSpace {
+  bool known = false;  // false: no statvfs, or a tmpfs without a size limit
+  unsigned long long free_bytes = 0, total = 0;
+};
+
+ShmSpace shm_space() {
   struct statvfs fs;
-  if (statvfs("/dev/shm", &fs) != 0) return "";
-  unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
-  unsigned long long total = static_cast<unsigned long long>(fs.f_blocks) * fs.f_frsize;
-  return format(" (/dev/shm has %s free of %s)", human_bytes(free_bytes).c_str(), human_bytes(total).c_str());
+  ShmSpace space;
+  if (statvfs("/dev/shm", &fs) != 0 || fs.f_blocks == 0) return space;
+  space.known = true;
+  space.free_bytes = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
+  space.total = static_cast<unsigned long long>(fs.f_blocks) * fs.f_frsize;
+  return space;
+}
+
+std::string shm_space_report() {
+  ShmSpace space = shm_space();
+  if (!space.known) return "";
+  return format(" (/dev/shm has %s free of %s)", human_bytes(space.free_bytes).c_str(), human_bytes(space.total).c_str());
 }
 
 }  // namespace
@@ -42,6 +55,16 @@ CpuMemory::~CpuMemory() { release_heaps(); }
 void* CpuMemory::allocate_heap(size_t bytes) {
   if (own_.base != nullptr) throw Error(Errc::internal, "the cpu heap was allocated twice");
   own_name_ = cpu_heap_segment_name(comm.job_id(), comm.rank());
+  auto no_room = [&](const char* reason) {
+    return Error(Errc::environment,
+                 format("cannot reserve %s of shared memory for rank %d's heap on the cpu backend: %s%s. "
+                        "Ask for a smaller heap (iris.init{heap_size=...} or IRIS_HEAP_SIZE), run fewer ranks on this "
+                        "node, or give /dev/shm more room (docker: --shm-size)",
+                        human_bytes(bytes).c_str(), comm.rank(), reason, shm_space_report().c_str()));
+  };
+  // Refuse what cannot fit before asking the kernel to reserve it page by page.
+  ShmSpace space = shm_space();
+  if (space.known && bytes > space.free_bytes) throw no_room("not enough free space");
   int fd = shm_open(own_name_.c_str(), O_CREAT | O_EXCL | O_RDWR, 0600);
   if (fd < 0) {
     throw Error(Errc::environment, format("cannot create the shared-memory segment %s for the cpu backend's heap: %s",
@@ -56,11 +79,7 @@ void* CpuMemory::allocate_heap(size_t bytes) {
   if (rc != 0) {
     close(fd);
     unlink_own_name();
-    throw Error(Errc::environment,
-                format("cannot reserve %s of shared memory for rank %d's heap on the cpu backend: %s%s. "
-                       "Ask for a smaller heap (iris.init{heap_size=...} or IRIS_HEAP_SIZE), run fewer ranks on this "
-                       "node, or give /dev/shm more room (docker: --shm-size)",
-                       human_bytes(bytes).c_str(), comm.rank(), std::strerror(rc), shm_space_report().c_str()));
+    throw no_room(std::strerror(rc));
   }
   void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
   int map_errno = errno;
