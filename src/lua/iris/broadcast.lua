@@ -100,7 +100,7 @@ local function check_root(self, root)
 end
 
 local function broadcast_tensor(self, t, root)
-  tensor.check_live(t, "ctx:broadcast")
+  tensor.check_live(t, "ctx:broadcast", true)
   local op = ("ctx:broadcast(tensor, root=%d)"):format(root)
   errors.check(C.iris_synchronize()) -- the root's elements are final before anyone reads them
   errors.check(C.iris_announce(op, t:offset(), args_of_all))

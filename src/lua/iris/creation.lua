@@ -49,7 +49,7 @@ function Context:full(shape, value, dtype) return filled(self, "ctx:full", shape
 
 local function like(self, what, t, dtype)
   check_context(self, what)
-  tensor.check_live(t, what)
+  tensor.check_live(t, what, true)
   return t:shape(), dtype or t.dtype
 end
 

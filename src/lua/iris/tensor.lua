@@ -16,7 +16,6 @@
 -- representation, element access, views and free; iris.tensor_data the operations on whole tensors.
 local ffi = require "ffi"
 local errors = require "iris.errors"
-local dtypes = require "iris.dtypes"
 local C = ffi.C
 
 local M = {}
@@ -61,10 +60,12 @@ local function freed_error(t, what)
   errors.raise("invalid_argument", "%s: this tensor was freed (t:free()%s); it cannot be used any more", what, where)
 end
 
-local function check_live(t, what)
+-- `t` must be a tensor that was not freed. `argument`: t is an argument, not the method's self (a
+-- self that is no tensor usually means a call with a dot instead of a colon).
+local function check_live(t, what, argument)
   if not is_tensor(t) then
-    errors.raise("invalid_argument", "%s: expected a tensor, got a %s (call it as t:%s(...), with a colon)", what,
-      type(t), (what:match("[:.](%w+)") or "method"))
+    local hint = argument and "" or (" (call it as t:%s(...), with a colon)"):format(what:match("[:.](%w+)") or "method")
+    errors.raise("invalid_argument", "%s: expected a tensor, got %s%s", what, t == nil and "nil" or ("a " .. type(t)), hint)
   end
   if t._alloc[1] ~= 0 then freed_error(t, what) end
 end

@@ -148,7 +148,7 @@ function Tensor:copy(src)
     M.write_values(self, src, "t:copy")
     return self
   end
-  check_live(src, "t:copy")
+  check_live(src, "t:copy", true)
   if not same_shape(self, src) then
     errors.raise("invalid_argument", "t:copy: shapes differ: this tensor is %s, the source %s", shape_text(self._shape),
       shape_text(src._shape))
@@ -250,7 +250,7 @@ function Tensor:max() return extreme(self, "t:max", true) end
 -- True when `other` has the same shape and every element is equal (NaN equals nothing).
 function Tensor:equal(other)
   check_live(self, "t:equal")
-  check_live(other, "t:equal")
+  check_live(other, "t:equal", true)
   if not same_shape(self, other) then return false end
   local a, amemory = host_elements(self)
   local b, bmemory = host_elements(other)
@@ -270,7 +270,7 @@ end
 -- True when every |a - b| <= atol + rtol * |b| (torch's rule); shapes must match.
 function Tensor:allclose(other, rtol, atol)
   check_live(self, "t:allclose")
-  check_live(other, "t:allclose")
+  check_live(other, "t:allclose", true)
   rtol = rtol or 1e-5
   atol = atol or 1e-8
   if type(rtol) ~= "number" or type(atol) ~= "number" then
