@@ -3,7 +3,9 @@
 package.path = arg[0]:match("^(.*/)") .. "lib/?.lua;" .. package.path
 local ffi = require "ffi"
 local check = require "check"
-local ctx = iris.init { heap_size = "16MiB" }
+-- arg[1]: elements of the pattern each rank writes and every rank reads back (default 4096)
+local n = tonumber(arg[1]) or 4096
+local ctx = iris.init { heap_size = math.max(16 * 2 ^ 20, n * 4 + 2 ^ 20) }
 local rank, world = ctx.rank, ctx.world_size
 
 check.equal(ctx:get_rank(), rank, "get_rank")
@@ -28,8 +30,6 @@ for i, dtype in ipairs(iris.dtypes) do
 end
 
 -- each rank writes its pattern, then reads every peer's copy through its mapping of that peer's heap
--- (arg[1]: elements, default 4096; the GPU runs use more)
-local n = tonumber(arg[1]) or 4096
 local t = ctx:empty(n, "int32")
 local pattern = {}
 for i = 1, n do pattern[i] = rank * 100000 + i end
