@@ -170,3 +170,11 @@ FAIL  ${r}/direct.lua: second fails ${ms}
         ${r}/direct.lua:4: in function <${r}/direct.lua:4>
 $"
   STDERR "^iris-lua\\[rank 0\\]: ${r}/direct.lua:4: test 'second fails' failed on rank 0 \\(reported above\\)\nstack traceback:")
+
+# --- Ctrl-C stops the run --------------------------------------------------------------------------
+add_test(NAME cli/runner_ctrl_c_stops_the_run COMMAND ${CMAKE_COMMAND}
+  -DCOMMAND=sh@@${r}/interrupt.sh@@$<TARGET_FILE:iris-lua> -DEXPECT_EXIT=1 -DMAX_SECONDS=20
+  "-DEXPECT_STDERR=^iris-lua\\[rank 0\\]: ${r}/forever.lua:[4-6]: interrupted! \\(in ${r}/forever.lua: loops forever\\)\n" -DREJECT_STDERR= -DEXPECT_STDOUT= -DSTDIN=
+  -P ${PROJECT_SOURCE_DIR}/tests/cli/run_and_check.cmake
+  WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
+set_tests_properties(cli/runner_ctrl_c_stops_the_run PROPERTIES ENVIRONMENT "${IRIS_TEST_ENVIRONMENT}" LABELS cli TIMEOUT 60)

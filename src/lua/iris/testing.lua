@@ -56,11 +56,13 @@ local function on_error(e)
   if type(e) ~= "string" then
     local has_tostring = getmetatable(e) ~= nil and getmetatable(e).__tostring ~= nil
     message = has_tostring and tostring(e) or ("(error object is a %s value)"):format(type(e))
-  elseif e == timed_out_text then
-    -- The timeout strikes wherever the case is, possibly inside iris: it is reported at the user's line.
+  elseif e == timed_out_text or e == "interrupted!" then
+    -- The timeout (or Ctrl-C) strikes wherever the case is, possibly inside iris: it is reported at
+    -- the user's line.
     message = errors.where() .. e
   end
-  return { message = message, kind = errors.kind(message), traceback = debug.traceback("", 2) }
+  return { message = message, kind = errors.kind(message), traceback = debug.traceback("", 2),
+           ctrl_c = e == "interrupted!" }
 end
 
 -- The frames that belong to the case: from where the error was raised (iris's own frames there
@@ -109,6 +111,9 @@ local function run_case(fn, timeout, label)
     result.status, result.message = "skip", err.reason
   else
     if type(err) ~= "table" then err = { message = tostring(err) } end -- an error in the error handler
+    if not fired and (err.ctrl_c or err.kind == "interrupted") then
+      error(("%s (in %s)"):format(err.message, label), 0) -- Ctrl-C stops the run, not just the case
+    end
     result.status, result.kind = "fail", err.kind
     result.message, result.traceback = err.message, case_frames(err.traceback)
     if fired and not result.message:find(timeout_message, 1, true) then
@@ -121,11 +126,14 @@ end
 ---------------------------------------------------------------------------------------------------
 -- Agreeing across ranks
 
+-- The fields a rank sends after each step (absent ones travel as "").
+local FIELDS = { "id", "status", "ms", "kind", "message", "traceback", "extra" }
+
 -- Length-prefixed fields, so messages may hold any byte.
 local function encode(fields)
   local parts = {}
-  for i = 1, #fields do
-    local field = tostring(fields[i] or "")
+  for i = 1, #FIELDS do
+    local field = tostring(fields[FIELDS[i]] or "")
     parts[i] = #field .. ":" .. field
   end
   return concat(parts)
@@ -133,10 +141,11 @@ end
 
 local function decode(text)
   local fields, pos = {}, 1
-  while pos <= #text do
+  for i = 1, #FIELDS do
     local colon = text:find(":", pos, true)
     local length = tonumber(text:sub(pos, colon - 1))
-    fields[#fields + 1] = text:sub(colon + 1, colon + length)
+    local field = text:sub(colon + 1, colon + length)
+    if field ~= "" then fields[FIELDS[i]] = field end
     pos = colon + length + 1
   end
   return fields
@@ -161,22 +170,22 @@ end
 -- { status, ms, reason (skip), failures = { {rank, message, kind, traceback}, ... } }.
 -- `extra` is compared too: ranks that disagree on it fail the step with `extra_problem(extras)`.
 local function agree(id, result, extra, extra_problem)
-  local all = exchange { id, result.status, result.ms, result.kind, result.message, result.traceback, extra }
+  local all = exchange { id = id, status = result.status, ms = result.ms, kind = result.kind,
+                         message = result.message, traceback = result.traceback, extra = extra }
   local outcome = { status = "pass", ms = 0, failures = {} }
   local extras = {}
-  for r, fields in ipairs(all) do
-    local rank_id, status, ms, kind, message, traceback = unpack(fields, 1, 6)
-    if kind == "" then kind = nil end
-    extras[r] = fields[7]
-    outcome.ms = math.max(outcome.ms, tonumber(ms) or 0)
-    if rank_id ~= id then
-      status, kind, traceback = "fail", "divergence", ""
-      message = ("ranks are out of step: rank %d is at '%s' while rank %d is at '%s'"):format(r - 1, rank_id, rank(), id)
+  for r, theirs in ipairs(all) do
+    extras[r] = theirs.extra or ""
+    outcome.ms = math.max(outcome.ms, tonumber(theirs.ms) or 0)
+    if theirs.id ~= id then
+      theirs = { status = "fail", kind = "divergence", message = ("ranks are out of step: rank %d is at '%s' while "
+        .. "rank %d is at '%s'"):format(r - 1, tostring(theirs.id), rank(), id) }
     end
-    if status == "fail" then
-      outcome.failures[#outcome.failures + 1] = { rank = r - 1, message = message, kind = kind, traceback = traceback }
-    elseif status == "skip" and outcome.reason == nil then
-      outcome.reason = message
+    if theirs.status == "fail" then
+      outcome.failures[#outcome.failures + 1] = { rank = r - 1, message = theirs.message or "", kind = theirs.kind,
+                                                  traceback = theirs.traceback or "" }
+    elseif theirs.status == "skip" and outcome.reason == nil then
+      outcome.reason = theirs.message or "no reason given"
     end
   end
   for r = 2, #extras do
@@ -271,11 +280,11 @@ local function junit_xml(records)
     suite.time = suite.time + rec.outcome.ms / 1000
     if rec.outcome.status == "skip" then suite.skipped = suite.skipped + 1 end
     if rec.outcome.status == "fail" then
-      rec.element = "failure"
-      for _, f in ipairs(rec.outcome.failures) do
-        if f.kind ~= "assertion" then rec.element = "error" end
-      end
-      suite[rec.element == "failure" and "failures" or "errors"] = suite[rec.element == "failure" and "failures" or "errors"] + 1
+      -- The failure read first (ordered_failures) says what it was: an assertion, or another error.
+      rec.cause = ordered_failures(rec.outcome.failures)[1]
+      rec.element = rec.cause.kind == "assertion" and "failure" or "error"
+      local counter = rec.element == "failure" and "failures" or "errors"
+      suite[counter] = suite[counter] + 1
     end
   end
   local total = { tests = 0, failures = 0, errors = 0, skipped = 0, time = 0 }
@@ -296,7 +305,7 @@ local function junit_xml(records)
       elseif o.status == "skip" then
         out[#out + 1] = head .. ('>\n      <skipped message="%s"/>\n    </testcase>'):format(xml(o.reason))
       else
-        local first = ordered_failures(o.failures)[1]
+        local first = rec.cause
         local details = report_lines(rec.file, o)
         for i = 2, #details do details[i] = details[i]:gsub("\n    ", "\n"):sub(5) end
         local text = concat(details, "\n", 2)
@@ -410,7 +419,7 @@ local function different_cases(extras)
     .. " (every rank must make the same iris.test calls in the same order)"
 end
 
--- Loads a file and runs its selected cases; returns records for the summary and JUnit.
+-- Loads a file and runs its selected cases, reporting each and adding it to `records` (summary, JUnit).
 local function run_file(path, options, records)
   local function record(name, label, outcome)
     print_report(label, outcome)
@@ -437,10 +446,10 @@ end
 
 -- Checks what must hold on every rank before running anything; returns a problem or nil.
 local function agree_on_start(files, junit_problem)
-  local all = exchange { concat(files, "\n"), junit_problem }
-  for r, fields in ipairs(all) do
-    if fields[2] ~= "" then return fields[2] end
-    if fields[1] ~= all[1][1] then
+  local all = exchange { id = "start", extra = concat(files, "\n"), message = junit_problem }
+  for r, theirs in ipairs(all) do
+    if theirs.message ~= nil then return theirs.message end
+    if theirs.extra ~= all[1].extra then
       return ("rank %d found other test files than rank 0 (each rank must see the same files)"):format(r - 1)
     end
   end
@@ -462,7 +471,7 @@ function M.main(...)
   end
   local found, files = pcall(collect_files, options.paths)
   if not found then return usage_error(files) end
-  local junit_file, junit_problem = nil, ""
+  local junit_file, junit_problem = nil, nil
   if options.junit and rank() == 0 then
     local problem
     junit_file, problem = io.open(options.junit, "w")
