@@ -1,11 +1,11 @@
 -- The symmetric heap: equal offsets on every rank, and every rank reading every peer's copy of a
 -- tensor through the heap bases (on the cpu backend, plain pointers through the FFI).
-package.path = arg[0]:match("^(.*/)") .. "lib/?.lua;" .. package.path
+package.path = arg[0]:match("^(.*/)") .. "../lua_helpers/?.lua;" .. package.path
 local ffi = require "ffi"
 local check = require "check"
 -- arg[1]: elements of the pattern each rank writes and every rank reads back (default 4096)
 local n = tonumber(arg[1]) or 4096
-local ctx = iris.init { heap_size = math.max(16 * 2 ^ 20, n * 4 + 2 ^ 20) }
+local ctx = iris.init { heap_size = math.max(32 * 2 ^ 20, n * 4 + 2 ^ 20) }
 local rank, world = ctx.rank, ctx.world_size
 
 check.equal(ctx:get_rank(), rank, "get_rank")

@@ -1,5 +1,5 @@
 -- The tensor API (dtypes, element access, views, reductions, tostring) on every rank, host pointers.
-package.path = arg[0]:match("^(.*/)") .. "lib/?.lua;" .. package.path
+package.path = arg[0]:match("^(.*/)") .. "../lua_helpers/?.lua;" .. package.path
 local ctx = iris.init { heap_size = "32MiB" }
 require("tensor_suite").run(ctx)
 ctx:barrier()

@@ -1,6 +1,6 @@
 -- The tensor API through backend copies (the path of GPU backends, whose memory the host cannot
 -- address), exercised on whatever backend runs the tests.
-package.path = arg[0]:match("^(.*/)") .. "lib/?.lua;" .. package.path
+package.path = arg[0]:match("^(.*/)") .. "../lua_helpers/?.lua;" .. package.path
 local ctx = iris.init { heap_size = "32MiB" }
 require("iris.tensor").use_backend_copies(true)
 require("tensor_suite").run(ctx)

@@ -1,5 +1,5 @@
 -- Every creation function: shapes, default dtypes, values, random streams, and their argument errors.
-package.path = arg[0]:match("^(.*/)") .. "lib/?.lua;" .. package.path
+package.path = arg[0]:match("^(.*/)") .. "../lua_helpers/?.lua;" .. package.path
 local check = require "check"
 local ctx = iris.init { heap_size = "32MiB" }
 

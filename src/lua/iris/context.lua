@@ -53,16 +53,19 @@ local function new_context()
   }, Context)
 end
 
--- A second call returns the same context. Arguments that contradict the running one are an error
--- (the heap cannot change size, the backend cannot change); the same arguments, or none, are fine.
+-- A second call returns the same context. It is an error only when the call asks for what the
+-- running context cannot give: another backend, or a larger heap (the heap cannot grow while tensors
+-- live in it). A smaller heap_size is satisfied by the larger heap already there, so test files that
+-- each ask for what they need can share one process (`iris-lua test dir`).
 local function check_second_init(ctx, backend, heap_bytes)
   if backend ~= nil and backend ~= "auto" and backend ~= ctx.backend then
     errors.raise("invalid_argument", "iris.init: already initialized on backend '%s'; a second iris.init() returns the "
       .. "same context and cannot switch to backend '%s'", ctx.backend, backend)
   end
-  if heap_bytes ~= 0 and heap_bytes ~= ctx.heap_size then
+  if heap_bytes > ctx.heap_size then
     errors.raise("invalid_argument", "iris.init: already initialized with a heap of %s per rank; a second iris.init() "
-      .. "returns the same context and cannot make it %s", human(ctx.heap_size), human(heap_bytes))
+      .. "returns the same context and cannot grow the heap to %s (ask for the largest heap in the first call)",
+      human(ctx.heap_size), human(heap_bytes))
   end
 end
 

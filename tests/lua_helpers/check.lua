@@ -1,5 +1,6 @@
--- Small assertions for the tests/lua scripts (plain scripts: an error fails the test). Load with
---   package.path = arg[0]:match("^(.*/)") .. "lib/?.lua;" .. package.path
+-- Small assertions for the tests/lua scripts (plain scripts: an error fails the test). They live outside
+-- tests/lua so that `iris-lua test tests/lua` does not run them as tests. Load with
+--   package.path = arg[0]:match("^(.*/)") .. "../lua_helpers/?.lua;" .. package.path
 --   local check = require "check"
 local M = {}
 
