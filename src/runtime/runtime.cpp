@@ -87,6 +87,7 @@ Runtime& init(comm::Comm& comm, const InitOptions& options) {
   runtime->heap = std::make_unique<heap::SymmetricHeap>(backend, comm, heap_bytes);
   runtime->mailbox = backend.allocate_mapped_host(sizeof(abi::DeviceMailbox));
   std::memset(runtime->mailbox.host, 0, sizeof(abi::DeviceMailbox));
+  backend.watch_mailbox(runtime->mailbox);  // a device fault then reports a failed wait
   log::write(log::Level::info, format("iris.init: backend %s on %s (device %d), heap %s per rank", backend.name(),
                                       backend.device_name().c_str(), backend.device(), human_bytes(heap_bytes).c_str()));
   g_runtime = std::move(runtime);
