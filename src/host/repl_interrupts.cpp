@@ -9,12 +9,15 @@
 #include <cstdio>
 #include <cstring>
 
-#include "host/lua_interrupt.hpp"
+#include "host/script_interrupt.hpp"
 
 namespace iris::repl {
 namespace {
 
 enum Phase : int { kBetweenCommands, kRunning, kWaitingForPeers, kReading };
+
+// What an interrupted chunk raises (as luajit says it); the traceback shows where.
+const char* const kInterrupted = "interrupted!";
 
 // Everything the handler reads is a lock-free atomic or a plain array written before the handler is
 // installed.
@@ -76,13 +79,15 @@ void on_sigint(int, siginfo_t* info, void*) {
     bool from_rank0 = info != nullptr && info->si_code == SI_QUEUE;
     uint32_t sequence = from_rank0 ? static_cast<uint32_t>(info->si_value.sival_int) : g_sequence.load();
     if (from_rank0) g_noticed_sequence.store(sequence);
-    if (phase == kRunning && sequence == g_sequence.load() && g_presses.fetch_add(1) == 0) host::interrupt_lua();
+    if (phase == kRunning && sequence == g_sequence.load() && g_presses.fetch_add(1) == 0) {
+      host::interrupt_script(kInterrupted);
+    }
   } else if (phase == kReading) {
     g_read_interrupted.store(true);
   } else if (phase == kRunning || phase == kWaitingForPeers) {
     if (g_presses.fetch_add(1) == 0) {
       g_first_press_ns.store(now_ns());
-      if (phase == kRunning) host::interrupt_lua();
+      if (phase == kRunning) host::interrupt_script(kInterrupted);
       forward_to_peers();
     } else if (now_ns() - g_first_press_ns.load() >= kSecondPressAfterNs) {
       end_process_now();
@@ -140,16 +145,16 @@ void begin_running() {
   g_phase.store(kRunning);
   // A Ctrl-C that came for this command before its chunk started here.
   if (g_is_root) {
-    if (g_presses.load() > 0) host::interrupt_lua();
+    if (g_presses.load() > 0) host::interrupt_script(kInterrupted);
   } else if (g_noticed_sequence.load() == g_sequence.load() && g_presses.fetch_add(1) == 0) {
-    host::interrupt_lua();
+    host::interrupt_script(kInterrupted);
   }
 }
 
 void stop_running() {
   // First the phase (no new interrupt after this), then withdraw one that came before it.
   g_phase.store(g_is_root ? kWaitingForPeers : kBetweenCommands);
-  host::cancel_lua_interrupt();
+  host::withdraw_script_interrupt();
 }
 
 int end_command() {

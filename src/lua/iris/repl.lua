@@ -356,6 +356,22 @@ local function print_records(records, world_size)
   end
 end
 
+-- After Ctrl-C: did it stop a rank inside the iris module (a collective, perhaps)? Then the ranks'
+-- collectives may be out of step: one rank left a collective the others still have to join.
+local function interrupted_inside_iris(records, world_size)
+  for r = 0, world_size - 1 do
+    local err = records[r].err
+    if records[r].status == "error" and err:find("interrupted", 1, true)
+      and (err:find("interrupted in ", 1, true) or err:find("\n%s*iris/[%w_/]+%.lua:")) then
+      return true
+    end
+  end
+  return false
+end
+
+local OUT_OF_STEP_NOTE = "note: Ctrl-C stopped a rank inside iris, perhaps in a collective; if the next "
+  .. "collective hangs or fails, the ranks are out of step: restart iris-lua"
+
 -- The session -------------------------------------------------------------------------------------
 
 local function serve_rank0(input, world_size)
@@ -389,6 +405,9 @@ local function serve_rank0(input, world_size)
       local records, presses = execute(shared, world_size)
       if presses > 0 and input ~= INPUT_PIPE then io.stdout:write("\n") end -- after the echoed ^C
       print_records(records, world_size)
+      if presses > 0 and interrupted_inside_iris(records, world_size) then
+        io.stderr:write(OUT_OF_STEP_NOTE, "\n")
+      end
       for r = 0, world_size - 1 do
         if records[r].status == "error" then failed = true end
       end
