@@ -10,39 +10,17 @@
 #include <thread>
 
 #include "comm/comm.hpp"
+#include "comm/mpi_support.hpp"
 #include "core/error.hpp"
 
 namespace iris::repl {
 namespace {
 
+using comm::Backoff;
+using comm::check_mpi;
+
 constexpr int kTagCommand = 1;
 constexpr int kTagResult = 2;
-
-void check(int rc, const char* call) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int length = 0;
-  MPI_Error_string(rc, text, &length);
-  throw Error(Errc::environment, format("REPL: %s failed: %.*s", call, length, text));
-}
-
-// Spins a little (a reply usually comes within microseconds), then sleeps longer and longer, up to
-// `max_sleep`: ranks idle while someone types cost nothing, and an oversubscribed machine keeps its
-// cores for the ranks that work.
-class Backoff {
- public:
-  explicit Backoff(std::chrono::microseconds max_sleep) : max_sleep_(max_sleep) {}
-  void pause() {
-    if (++spins_ < 100) return;
-    std::this_thread::sleep_for(sleep_);
-    sleep_ = std::min(sleep_ * 2, max_sleep_);
-  }
-
- private:
-  int spins_ = 0;
-  std::chrono::microseconds sleep_{20};
-  std::chrono::microseconds max_sleep_;
-};
 
 struct HostAndPid {
   char host[256];
@@ -58,7 +36,7 @@ struct Channel::Mpi {
     Backoff backoff(std::chrono::milliseconds(2));
     for (;;) {
       int done = 0;
-      check(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      check_mpi(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test");
       if (done) return;
       backoff.pause();
     }
@@ -69,14 +47,14 @@ struct Channel::Mpi {
     MPI_Status status;
     for (;;) {
       int arrived = 0;
-      check(MPI_Iprobe(source, tag, comm, &arrived, &status), "MPI_Iprobe");
+      check_mpi(MPI_Iprobe(source, tag, comm, &arrived, &status), "MPI_Iprobe");
       if (arrived) break;
       backoff.pause();
     }
     int bytes = 0;
     MPI_Get_count(&status, MPI_BYTE, &bytes);
     std::string text(static_cast<size_t>(bytes), '\0');
-    check(MPI_Recv(text.data(), bytes, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+    check_mpi(MPI_Recv(text.data(), bytes, MPI_BYTE, source, tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
     return text;
   }
 
@@ -84,7 +62,7 @@ struct Channel::Mpi {
     if (text.size() > static_cast<size_t>(INT32_MAX)) throw Error(Errc::invalid_argument, "REPL message over 2 GiB");
     std::vector<MPI_Request> requests(destinations.size());
     for (size_t k = 0; k < destinations.size(); ++k) {
-      check(MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_BYTE, destinations[k], tag, comm, &requests[k]),
+      check_mpi(MPI_Isend(text.data(), static_cast<int>(text.size()), MPI_BYTE, destinations[k], tag, comm, &requests[k]),
             "MPI_Isend");
     }
     for (auto& request : requests) wait(&request);
@@ -100,8 +78,8 @@ Channel::Channel(comm::Comm& comm) {
   std::vector<HostAndPid> all(size_);
   if (comm.is_mpi()) {
     mpi_ = std::make_unique<Mpi>();
-    check(MPI_Comm_dup(MPI_COMM_WORLD, &mpi_->comm), "MPI_Comm_dup");
-    check(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, mpi_->comm), "MPI_Allgather");
+    check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &mpi_->comm), "MPI_Comm_dup");
+    check_mpi(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, mpi_->comm), "MPI_Allgather");
   } else {
     all[0] = mine;
   }
