@@ -59,13 +59,35 @@ if(IRIS_WITH_HIP)
 endif()
 
 # --- libedit (REPL line editing) ------------------------------------------------------------------
-find_path(LIBEDIT_INCLUDE_DIR editline/readline.h)
-find_library(LIBEDIT_LIBRARY NAMES edit)
-if(LIBEDIT_INCLUDE_DIR AND LIBEDIT_LIBRARY)
-  set(IRIS_HAVE_LIBEDIT ON)
+# Linked statically by default (docs/decisions.md): the GPU machines' image may lack libedit2 and
+# libbsd0; libtinfo (which libedit's terminal handling needs) is on every Debian and Ubuntu system.
+find_path(LIBEDIT_INCLUDE_DIR histedit.h)
+if(IRIS_STATIC_LIBEDIT)
+  find_library(LIBEDIT_STATIC_LIBRARY NAMES libedit.a)
+  find_library(LIBBSD_STATIC_LIBRARY NAMES libbsd.a)  # strlcpy and vis(3), which libedit uses
+  find_library(TINFO_LIBRARY NAMES tinfo)
+  set(LIBEDIT_LINK ${LIBEDIT_STATIC_LIBRARY} ${LIBBSD_STATIC_LIBRARY} ${TINFO_LIBRARY}
+      "-Wl,--exclude-libs,libedit.a:libbsd.a")  # their symbols stay private to the executable
+  set(libedit_parts LIBEDIT_INCLUDE_DIR LIBEDIT_STATIC_LIBRARY LIBBSD_STATIC_LIBRARY TINFO_LIBRARY)
 else()
-  set(IRIS_HAVE_LIBEDIT OFF)
-  message(STATUS "iris: REPL without line editing: libedit not found (install the Debian package libedit-dev)")
+  find_library(LIBEDIT_LIBRARY NAMES edit)
+  set(LIBEDIT_LINK ${LIBEDIT_LIBRARY})
+  set(libedit_parts LIBEDIT_INCLUDE_DIR LIBEDIT_LIBRARY)
+endif()
+set(IRIS_HAVE_LIBEDIT ON)
+foreach(part IN LISTS libedit_parts)
+  if(NOT ${part})
+    set(IRIS_HAVE_LIBEDIT OFF)
+  endif()
+endforeach()
+if(IRIS_HAVE_LIBEDIT)
+  add_library(iris_libedit INTERFACE)
+  target_include_directories(iris_libedit INTERFACE ${LIBEDIT_INCLUDE_DIR})
+  target_link_libraries(iris_libedit INTERFACE ${LIBEDIT_LINK})
+  message(STATUS "iris: REPL line editing with ${LIBEDIT_LINK}")
+else()
+  message(STATUS "iris: REPL without line editing: libedit not found (install the Debian package "
+                 "libedit-dev, which brings libbsd-dev and libncurses-dev)")
 endif()
 
 # --- Catch2 (tests) -------------------------------------------------------------------------------

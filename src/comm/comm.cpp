@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "comm/mpi_support.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 
@@ -26,6 +27,8 @@ struct Header {
 };
 static_assert(sizeof(Header) == 64, "fixed-size header");
 
+}  // namespace
+
 void check_mpi(int rc, const char* call) {
   if (rc == MPI_SUCCESS) return;
   char text[MPI_MAX_ERROR_STRING];
@@ -33,23 +36,6 @@ void check_mpi(int rc, const char* call) {
   MPI_Error_string(rc, text, &len);
   throw Error(Errc::environment, format("%s failed: %.*s", call, len, text));
 }
-
-// Spins briefly (collectives among ranks of one node complete in microseconds), then sleeps with a
-// growing pause so that oversubscribed ranks leave the cores to the ranks that have work.
-class Backoff {
- public:
-  void pause() {
-    if (++spins_ < 200) return;
-    std::this_thread::sleep_for(std::chrono::microseconds(sleep_us_));
-    if (sleep_us_ < 1000) sleep_us_ *= 2;
-  }
-
- private:
-  int spins_ = 0;
-  int sleep_us_ = 10;
-};
-
-}  // namespace
 
 struct Comm::Mpi {
   MPI_Comm world = MPI_COMM_NULL;    // collectives
@@ -191,28 +177,22 @@ void Comm::broadcast(void* data, size_t bytes, int root) {
   wait(&request, "broadcast");
 }
 
-void Comm::allgather(const void* mine, size_t bytes, void* all) {
-  if (!mpi_) {
-    std::memcpy(all, mine, bytes);
-    return;
-  }
-  MPI_Request request;
-  check_mpi(MPI_Iallgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes), MPI_BYTE,
-                           m_->world, &request),
-            "MPI_Iallgather");
-  wait(&request, "allgather");
-}
+void Comm::allgather(const void* mine, size_t bytes, void* all) { allgather_among(&m_->world, mine, bytes, all, "allgather"); }
 
 void Comm::node_allgather(const void* mine, size_t bytes, void* all) {
+  allgather_among(&m_->node, mine, bytes, all, "node allgather");
+}
+
+void Comm::allgather_among(void* communicator, const void* mine, size_t bytes, void* all, const char* what) {
   if (!mpi_) {
     std::memcpy(all, mine, bytes);
     return;
   }
   MPI_Request request;
   check_mpi(MPI_Iallgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes), MPI_BYTE,
-                           m_->node, &request),
+                           *static_cast<MPI_Comm*>(communicator), &request),
             "MPI_Iallgather");
-  wait(&request, "node allgather");
+  wait(&request, what);
 }
 
 std::vector<std::vector<uint8_t>> Comm::allgatherv(const void* mine, size_t bytes) {

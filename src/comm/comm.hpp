@@ -68,6 +68,7 @@ class Comm {
  private:
   Comm() = default;
   void wait(void* request, const std::string& what);
+  void allgather_among(void* communicator, const void* mine, size_t bytes, void* all, const char* what);
   void poll_control();
 
   bool mpi_ = false;

@@ -5,6 +5,7 @@
 #include <lua.hpp>
 #include <signal.h>
 
+#include <atomic>
 #include <cstdio>
 #include <memory>
 
@@ -14,14 +15,18 @@
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
 #include "host/embedded_lua.hpp"
+#include "host/script_interrupt.hpp"
 
 namespace iris {
 namespace {
 
 const char* kTracebackKey = "iris.host.last_traceback";
 
-// The state a Ctrl-C interrupts (one Host per process).
-lua_State* g_signal_state = nullptr;
+// The state a Ctrl-C interrupts (one Host per process). Atomic: the test runner's watchdog thread
+// reads it too (script_interrupt.hpp).
+std::atomic<lua_State*> g_signal_state{nullptr};
+// What the watchdog's interrupt raises; null once the script raised it or the request was withdrawn.
+std::atomic<const char*> g_script_interrupt_message{nullptr};
 
 void stop_hook(lua_State* L, lua_Debug*) {
   lua_sethook(L, nullptr, 0, 0);
@@ -31,7 +36,16 @@ void stop_hook(lua_State* L, lua_Debug*) {
 void on_interrupt(int signal_number) {
   ::signal(signal_number, SIG_DFL);  // a second Ctrl-C ends the process the default way
   interrupt::request();
-  if (g_signal_state != nullptr) lua_sethook(g_signal_state, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  lua_State* L = g_signal_state.load();
+  if (L != nullptr) lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+void script_interrupt_hook(lua_State* L, lua_Debug*) {
+  lua_sethook(L, nullptr, 0, 0);
+  const char* message = g_script_interrupt_message.exchange(nullptr);
+  if (message == nullptr) return;  // withdrawn: the code it was meant for has ended
+  lua_pushstring(L, message);
+  lua_error(L);
 }
 
 // Message handler for every protected call: keeps the message as the error value and stores the
@@ -61,6 +75,18 @@ int load_embedded_module(lua_State* L) {
 }
 
 }  // namespace
+
+void host::interrupt_script(const char* message) {
+  g_script_interrupt_message.store(message);
+  interrupt::request();
+  lua_State* L = g_signal_state.load();
+  if (L != nullptr) lua_sethook(L, script_interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+}
+
+void host::withdraw_script_interrupt() {
+  g_script_interrupt_message.store(nullptr);
+  interrupt::clear();
+}
 
 struct Host::Impl {
   HostOptions options;

@@ -90,6 +90,9 @@ class Backend {
 
   virtual MappedHostBuffer allocate_mapped_host(size_t bytes) = 0;
   virtual void free_mapped_host(MappedHostBuffer& buffer) = 0;
+  // The mailbox device code reports failed waits into (an abi::DeviceMailbox at `mailbox.host`). The
+  // Runtime hands it over once it has allocated it; a device fault's message then includes the report.
+  void watch_mailbox(const MappedHostBuffer& mailbox) { mailbox_ = mailbox; }
 
   // --- memory operations (ordered after launched work; complete on return) --------------------------
   virtual void copy_to_host(void* host, const void* device, size_t bytes) = 0;
@@ -117,6 +120,9 @@ class Backend {
   // bookkeeping), waits, and returns the seconds it took: what k:launch from Lua is measured against.
   virtual double time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
                                    int iterations) = 0;
+
+ protected:
+  MappedHostBuffer mailbox_;  // see watch_mailbox(); host == nullptr until then
 };
 
 // Backend names in the order `auto` tries them.

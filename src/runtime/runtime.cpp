@@ -1,20 +1,97 @@
 #include "runtime/runtime.hpp"
 
+#include <cstring>
+
 #include "capi/process.hpp"
+#include "comm/comm.hpp"
+#include "core/env.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/units.hpp"
+#include "heap/all_or_none.hpp"
 #include "heap/symmetric_heap.hpp"
+#include "iris/impl/abi.h"
 #include "kernels/registry.hpp"
 
 namespace iris::runtime {
 namespace {
+
 std::unique_ptr<Runtime> g_runtime;
+
+std::string chosen_backend_name(const InitOptions& options) {
+  if (!options.backend.empty()) return options.backend;
+  if (auto from_env = env::get(env::Var::backend)) return *from_env;
+  return "auto";
 }
 
-Runtime::Runtime(comm::Comm& c) : comm(c) {}
-Runtime::~Runtime() = default;
+size_t chosen_heap_bytes(const InitOptions& options, const Backend& backend) {
+  if (options.heap_bytes != 0) return options.heap_bytes;
+  if (auto from_env = env::get(env::Var::heap_size)) {
+    try {
+      return parse_byte_size(*from_env, "IRIS_HEAP_SIZE");
+    } catch (const Error& e) {
+      throw Error(Errc::environment, e.what());  // a variable of the environment, exit code 2
+    }
+  }
+  return std::strcmp(backend.name(), "cpu") == 0 ? kDefaultCpuHeapBytes : kDefaultGpuHeapBytes;
+}
 
-Runtime& init(comm::Comm&, const InitOptions&) {
-  throw Error(Errc::unsupported, "iris.init (the symmetric heap) is not available in this version of iris-lua");
+// Every rank must have ended on the same backend: a job half on cuda and half on cpu could not share
+// a heap. (auto picks per rank, so a node where only some ranks see a GPU ends here.)
+void check_same_backend(comm::Comm& comm, const Backend& backend) {
+  std::string mine = backend.name();
+  auto all = comm.allgatherv(mine.data(), mine.size());
+  std::string listing;
+  bool differ = false;
+  for (size_t r = 0; r < all.size(); ++r) {
+    std::string name(all[r].begin(), all[r].end());
+    differ = differ || name != mine;
+    listing += format("%srank %zu: %s", r == 0 ? "" : ", ", r, name.c_str());
+  }
+  if (differ) {
+    throw Error(Errc::environment,
+                "ranks ended on different backends (" + listing +
+                    "): set IRIS_BACKEND or iris.init{backend=...} so that every rank uses the same one");
+  }
+}
+
+}  // namespace
+
+Runtime::Runtime(comm::Comm& c) : comm(c) {}
+
+Runtime::~Runtime() {
+  kernels.reset();
+  heap.reset();  // closes the peers' mappings and frees this rank's heap
+  if (backend && mailbox.host != nullptr) backend->free_mapped_host(mailbox);
+  backend.reset();
+}
+
+Runtime& init(comm::Comm& comm, const InitOptions& options) {
+  if (g_runtime) return *g_runtime;
+  comm.announce("iris.init()", 0);
+  if (comm.local_size() != comm.size()) {
+    // Every rank sees the same sizes, so every rank stops here together.
+    throw Error(Errc::environment,
+                format("the symmetric heap needs every rank on one node, but this job spreads %d ranks over several "
+                       "nodes (%d on this one): run all ranks on one node",
+                       comm.size(), comm.local_size()));
+  }
+  auto runtime = std::make_unique<Runtime>(comm);
+  std::string name = chosen_backend_name(options);
+  heap::all_or_none(comm, "iris.init(): backend", [&] { runtime->backend = create_backend(name, comm); });
+  Backend& backend = *runtime->backend;
+  check_same_backend(comm, backend);
+
+  size_t heap_bytes = 0;
+  heap::all_or_none(comm, "iris.init(): heap size", [&] { heap_bytes = chosen_heap_bytes(options, backend); });
+  runtime->heap = std::make_unique<heap::SymmetricHeap>(backend, comm, heap_bytes);
+  runtime->mailbox = backend.allocate_mapped_host(sizeof(abi::DeviceMailbox));
+  std::memset(runtime->mailbox.host, 0, sizeof(abi::DeviceMailbox));
+  backend.watch_mailbox(runtime->mailbox);  // a device fault then reports a failed wait
+  log::write(log::Level::info, format("iris.init: backend %s on %s (device %d), heap %s per rank", backend.name(),
+                                      backend.device_name().c_str(), backend.device(), human_bytes(heap_bytes).c_str()));
+  g_runtime = std::move(runtime);
+  return *g_runtime;
 }
 
 Runtime& current() {

@@ -21,9 +21,13 @@ class Registry;
 namespace iris::runtime {
 
 struct InitOptions {
-  std::string backend = "auto";  // iris.init{backend=}, else IRIS_BACKEND, else auto
-  size_t heap_bytes = 0;         // 0: IRIS_HEAP_SIZE, else the backend's default
+  std::string backend;    // "": IRIS_BACKEND, else auto (iris.init{backend=} names one)
+  size_t heap_bytes = 0;  // 0: IRIS_HEAP_SIZE, else the backend's default
 };
+
+// Heap size when neither iris.init{heap_size=} nor IRIS_HEAP_SIZE names one (docs/environment.md).
+constexpr size_t kDefaultGpuHeapBytes = size_t(1) << 30;
+constexpr size_t kDefaultCpuHeapBytes = size_t(256) << 20;
 
 struct Runtime {
   comm::Comm& comm;
@@ -36,7 +40,9 @@ struct Runtime {
   ~Runtime();
 };
 
-// Collective. Creates the process's runtime, or returns the existing one (a second iris.init()).
+// Collective. Creates the process's runtime, or returns the existing one (a second iris.init(); the
+// Lua side decides whether its arguments conflict with the first). Every rank ends on the same
+// backend, all on one node, or every rank fails with the reason.
 Runtime& init(comm::Comm& comm, const InitOptions& options);
 // The runtime; throws Error(invalid_argument) "call iris.init() first" before init().
 Runtime& current();

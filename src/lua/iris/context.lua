@@ -1,7 +1,186 @@
--- iris.init and the context (issue 3 brings the symmetric heap and tensors).
+-- iris.init and the context (shared/API.md "Context"; docs/memory.md).
+--
+-- The context is one table per process: fields rank, world_size, device, backend, and the methods of
+-- M.Context, which other modules extend (iris.creation adds ctx:zeros() and friends, iris.broadcast
+-- ctx:broadcast(), iris.kernel ctx:device_barrier()).
+local ffi = require "ffi"
 local errors = require "iris.errors"
+local dtypes = require "iris.dtypes"
+local tensor = require "iris.tensor"
+require "iris.tensor_data" -- the methods on whole tensors
+local C = ffi.C
+
 local M = {}
-function M.install(iris)
-  function iris.init() errors.not_yet("iris.init (the symmetric heap)") end
+
+local Context = {}
+Context.__index = Context
+M.Context = Context
+
+local the_context
+
+local INIT_OPTIONS = { heap_size = true, backend = true }
+
+-- "256 MiB": sizes as the C++ side words them in its messages.
+local function human(bytes) return ffi.string(C.iris_human_bytes(bytes)) end
+M.human_bytes = human
+
+local size_out = ffi.new("uint64_t[1]")
+
+local function heap_bytes_of(value)
+  if type(value) == "number" then
+    if value % 1 ~= 0 or value <= 0 then
+      errors.raise("invalid_argument", "iris.init: heap_size %s is not a positive whole number of bytes", tostring(value))
+    end
+    return value
+  end
+  if type(value) == "string" then
+    errors.check(C.iris_parse_byte_size(value, "iris.init: heap_size", size_out))
+    if size_out[0] == 0 then errors.raise("invalid_argument", "iris.init: heap_size must be more than 0 bytes") end
+    return tonumber(size_out[0])
+  end
+  errors.raise("invalid_argument", "iris.init: heap_size is bytes or a string such as \"512MiB\", got a %s", type(value))
 end
+
+local function new_context()
+  tensor.attach()
+  return setmetatable({
+    rank = C.iris_rank(),
+    world_size = C.iris_world_size(),
+    device = C.iris_device_ordinal(),
+    backend = ffi.string(C.iris_backend_name()),
+    device_name = ffi.string(C.iris_device_name()),
+    heap_size = tonumber(C.iris_heap_size()),
+  }, Context)
+end
+
+-- A second call returns the same context. It is an error only when the call asks for what the
+-- running context cannot give: another backend, or a larger heap (the heap cannot grow while tensors
+-- live in it). A smaller heap_size is satisfied by the larger heap already there, so test files that
+-- each ask for what they need can share one process (`iris-lua test dir`).
+local function check_second_init(ctx, backend, heap_bytes)
+  if backend ~= nil and backend ~= "auto" and backend ~= ctx.backend then
+    errors.raise("invalid_argument", "iris.init: already initialized on backend '%s'; a second iris.init() returns the "
+      .. "same context and cannot switch to backend '%s'", ctx.backend, backend)
+  end
+  if heap_bytes > ctx.heap_size then
+    errors.raise("invalid_argument", "iris.init: already initialized with a heap of %s per rank; a second iris.init() "
+      .. "returns the same context and cannot grow the heap to %s (ask for the largest heap in the first call)",
+      human(ctx.heap_size), human(heap_bytes))
+  end
+end
+
+local function init(options)
+  if options == nil then options = {} end
+  if type(options) ~= "table" then
+    errors.raise("invalid_argument", "iris.init takes a table of options such as {heap_size = \"1GiB\"}, got a %s",
+      type(options))
+  end
+  for key in pairs(options) do
+    if not INIT_OPTIONS[key] then
+      errors.raise("invalid_argument", "iris.init: unknown option '%s' (options: backend, heap_size)", tostring(key))
+    end
+  end
+  local backend = options.backend
+  if backend ~= nil and type(backend) ~= "string" then
+    errors.raise("invalid_argument", "iris.init: backend is a name (cuda, hip, cpu or auto), got a %s", type(backend))
+  end
+  local heap_bytes = options.heap_size ~= nil and heap_bytes_of(options.heap_size) or 0
+  if the_context == nil and C.iris_initialized() == 0 then
+    errors.check(C.iris_init(backend or "", heap_bytes))
+    the_context = new_context()
+    return the_context
+  end
+  the_context = the_context or new_context()
+  check_second_init(the_context, backend, heap_bytes)
+  return the_context
+end
+
+local function check_context(self, what)
+  if getmetatable(self) ~= Context then
+    errors.raise("invalid_argument", "%s: call it on the context with a colon: ctx:%s(...)", what,
+      what:match("ctx:(%w+)") or "method")
+  end
+end
+M.check_context = check_context
+
+---------------------------------------------------------------------------------------------------
+-- Methods
+
+function Context:get_rank() return self.rank end
+function Context:get_num_ranks() return self.world_size end
+
+-- Finishes this rank's device work, then waits for every rank.
+function Context:barrier()
+  check_context(self, "ctx:barrier")
+  errors.check(C.iris_barrier("ctx:barrier()"))
+end
+
+function Context:synchronize()
+  check_context(self, "ctx:synchronize")
+  errors.check(C.iris_synchronize())
+end
+
+-- uint64 tensor of world_size entries over the heap bases table at heap offset 0: where this rank sees
+-- every rank's heap. Read-only; the same tensor every call.
+function Context:heap_bases()
+  check_context(self, "ctx:heap_bases")
+  if not self._heap_bases then self._heap_bases = tensor.fixed(0, { self.world_size }, dtypes.info.uint64) end
+  return self._heap_bases
+end
+
+local stats_out = ffi.new("uint64_t[6]")
+
+-- The allocator's state (the same on every rank after each allocation), in bytes and blocks.
+function Context:memory_stats()
+  check_context(self, "ctx:memory_stats")
+  local s = stats_out
+  errors.check(C.iris_heap_stats(s, s + 1, s + 2, s + 3, s + 4, s + 5))
+  return {
+    heap_size = self.heap_size,
+    free = tonumber(s[0]),
+    largest_free = tonumber(s[1]),
+    allocated = tonumber(s[2]),
+    allocated_blocks = tonumber(s[3]),
+    pending_releases = tonumber(s[4]), -- released here since the last allocation
+    awaiting_other_ranks = tonumber(s[5]), -- released by some ranks, not yet by all
+  }
+end
+
+-- Logging: "[iris r/N] level: message" on stderr, from IRIS_LOG_LEVEL up. ctx:info(fmt, ...) formats
+-- like string.format when more arguments follow.
+local function logger(level, name)
+  return function(self, message, ...)
+    check_context(self, "ctx:" .. name)
+    if C.iris_log_enabled(level) == 0 then return end
+    local text
+    if select("#", ...) > 0 then
+      text = tostring(message):format(...)
+    else
+      text = tostring(message)
+    end
+    C.iris_log(level, text)
+  end
+end
+
+Context.debug = logger(0, "debug")
+Context.info = logger(1, "info")
+Context.warning = logger(2, "warning")
+Context.error = logger(3, "error")
+
+Context.__tostring = function(self)
+  return ("iris context: rank %d of %d, backend %s (%s), heap %s per rank"):format(self.rank, self.world_size,
+    self.backend, self.device_name, human(self.heap_size))
+end
+
+function M.install(iris)
+  iris.init = init
+  for _, name in ipairs(dtypes.names) do iris[name] = name end
+  iris.dtypes = { unpack(dtypes.names) }
+  require("iris.creation").install(iris)
+  require("iris.broadcast").install(iris)
+end
+
+-- The context once iris.init() ran, else nil (for other modules).
+function M.current() return the_context end
+
 return M

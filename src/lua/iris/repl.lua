@@ -1,5 +1,448 @@
--- The interactive REPL across all ranks (issue 6).
+-- The interactive REPL across all ranks (docs/repl.md).
+--
+-- Rank 0 reads a complete chunk (more lines until it compiles, as `lua` does) or a meta-command, sends
+-- it to every rank, every rank runs it with its output captured, and rank 0 prints every rank's output
+-- in rank order, each line after "[r] " when there are several ranks. Policy lives here; the mechanism
+-- (line editing, mpirun's terminal, messages between ranks, output capture, Ctrl-C) is C++ behind
+-- src/capi/capi_repl.h.
+local ffi = require "ffi"
+local jit = require "jit"
+require "iris.cdef"
 local errors = require "iris.errors"
+local C = ffi.C
+
 local M = {}
-function M.run() errors.not_yet("the REPL") end
+
+local PROMPT, CONTINUATION = "> ", ">> "
+local CHUNK_NAME = "=stdin"
+local INPUT_PIPE = 0 -- iris_repl_open: 0 a pipe, 1 prompts, 2 line editing
+
+local HELP = [[
+Lua chunks run on every rank; rank 0 prints each rank's output in rank order.
+An expression's value is printed (no '=' needed); an incomplete chunk continues on '>>' lines.
+  :help             this text
+  :ranks            every rank: host, process id, device (once iris.init() ran)
+  :on R <code>      run <code> on rank R only
+  :load <file.lua>  run a file on every rank
+  :time <code>      run <code> and print each rank's wall time (and device time once a runtime can time)
+  :quit             leave (also Ctrl-D, or os.exit([code]))
+Ctrl-C stops the running chunk on every rank; at the prompt it drops the line.]]
+
+-- Chunks ------------------------------------------------------------------------------------------
+
+-- The parser reached the end of the text before the chunk was complete.
+local function is_incomplete(message)
+  return message ~= nil and message:sub(-7) == "'<eof>'"
+end
+
+-- What `text` is as a chunk: "expression" (it compiles after "return "), "statements", "incomplete"
+-- (more lines could complete it) or "error" with the syntax error.
+function M.classify(text)
+  if loadstring("return " .. text, CHUNK_NAME) then return "expression" end
+  local compiled, message = loadstring(text, CHUNK_NAME)
+  if compiled then return "statements" end
+  if is_incomplete(message) then return "incomplete" end
+  local _, as_expression = loadstring("return " .. text, CHUNK_NAME)
+  if is_incomplete(as_expression) then return "incomplete" end -- "{" or "f(1," go on
+  return "error", message
+end
+
+-- "[r] " before every line of `text` (nothing with one rank); the text ends with a newline.
+function M.prefix_lines(text, prefix)
+  if text == "" then return "" end
+  if text:sub(-1) ~= "\n" then text = text .. "\n" end
+  if prefix == "" then return text end
+  return prefix .. (text:sub(1, -2):gsub("\n", "\n" .. prefix)) .. "\n"
+end
+
+-- Running a command on this rank ------------------------------------------------------------------
+
+-- os.exit in a chunk ends the whole session (every rank, cleanly) instead of this process alone.
+local exit_request_mt = {}
+local function request_exit(code)
+  if code == nil or code == true then code = 0 elseif code == false then code = 1 end
+  error(setmetatable({ exit_code = math.floor(tonumber(code) or 1) }, exit_request_mt), 0)
+end
+
+local function error_text(value)
+  if type(value) == "string" then return value end
+  local mt = getmetatable(value)
+  if mt and mt.__tostring then return tostring(value) end
+  return ("(error object is a %s value)"):format(type(value))
+end
+
+-- The traceback below the chunk: the REPL's own frames (and the xpcall that ran the chunk) go.
+local function chunk_traceback(text)
+  local lines = {}
+  for line in (text .. "\n"):gmatch("(.-)\n") do
+    if line:find("iris/repl.lua", 1, true) then break end
+    lines[#lines + 1] = line
+  end
+  if lines[#lines] and lines[#lines]:find("in function 'xpcall'", 1, true) then lines[#lines] = nil end
+  return table.concat(lines, "\n")
+end
+
+local function on_chunk_error(value)
+  C.iris_repl_stop_running()
+  if getmetatable(value) == exit_request_mt then return value end
+  local traceback = debug.traceback(error_text(value), 2) -- not a tail call: that would drop a level
+  return traceback
+end
+
+-- An expression's values pass through select(1, ...): with plain "return f()" a failing f() would be
+-- a tail call, and its error would lose the chunk's line ("stdin:1:"). The closing parenthesis goes on
+-- the last line unless a comment ends it there.
+local function expression_chunk(text)
+  local same_line = "return select(1, " .. text .. ")"
+  if loadstring(same_line, CHUNK_NAME) then return same_line end
+  return "return select(1, " .. text .. "\n)"
+end
+
+local function write_values(n, values)
+  if n == 0 then return end
+  local texts = {}
+  for i = 1, n do texts[i] = tostring(values[i]) end
+  io.stdout:write(table.concat(texts, "\t"), "\n")
+end
+
+-- Runs `fn` as this rank's chunk. Returns "ok", "error" with the message and traceback, or "exit"
+-- with the exit code. The values it returns are printed inside the protected call, so a failing
+-- __tostring is the chunk's error; Ctrl-C can interrupt only inside it (begin_running .. stop_running).
+local function run_protected(fn)
+  local ok, failure = xpcall(function()
+    C.iris_repl_begin_running()
+    local values = { n = 0 }
+    local function keep(...) values = { n = select("#", ...), ... } end
+    local unnamed = { fn } -- called as unnamed[1], its traceback line reads "in main chunk" as in lua
+    keep(unnamed[1]())
+    write_values(values.n, values)
+    C.iris_repl_stop_running()
+  end, on_chunk_error)
+  C.iris_repl_stop_running() -- also after an error inside the error handler
+  if ok then return "ok" end
+  if getmetatable(failure) == exit_request_mt then return "exit", failure.exit_code end
+  if type(failure) ~= "string" then failure = error_text(failure) end
+  return "error", chunk_traceback(failure)
+end
+
+local function describe_this_rank()
+  local device = ffi.string(C.iris_repl_device())
+  if device == "" then device = "none yet (iris.init() has not run)" end
+  return ("rank %d of %d: host %s, pid %d, device %s\n"):format(C.iris_rank(), C.iris_world_size(),
+    ffi.string(C.iris_repl_host_name()), tonumber(C.iris_repl_pid()), device)
+end
+
+-- The device time of a chunk, or why there is none.
+local function start_device_timer()
+  if C.iris_repl_device_timer_start() == 0 then return true end
+  return false, ffi.string(C.iris_last_error())
+end
+
+local function stop_device_timer()
+  local ms = ffi.new("double[1]")
+  if C.iris_repl_device_timer_stop(ms) == 0 then return ("%.3f ms"):format(ms[0]) end
+  return "not available (" .. ffi.string(C.iris_last_error()) .. ")"
+end
+
+local function run_code(command, record)
+  local fn, message
+  if command.kind == "load" then
+    fn, message = loadfile(command.payload)
+  else
+    fn, message = loadstring(command.payload, CHUNK_NAME)
+  end
+  if not fn then
+    record.status, record.report = "error", message
+    return
+  end
+  -- Code compiled by the JIT never looks at Ctrl-C (LuaJIT FAQ): the chunk and the functions it
+  -- defines run in the interpreter, so Ctrl-C stops a loop typed at the prompt. What they call from
+  -- modules keeps the JIT.
+  jit.off(fn, true)
+  local timed, device_reason = command.time, nil
+  local device_started, started = false, 0
+  if timed then
+    device_started, device_reason = start_device_timer()
+    started = C.iris_wall_time()
+  end
+  local status, detail
+  if command.kind == "load" then
+    status, detail = run_protected(function() fn() end) -- a file's return values stay quiet
+  else
+    status, detail = run_protected(fn)
+  end
+  if timed then
+    local wall_ms = (C.iris_wall_time() - started) * 1000
+    local device = device_started and stop_device_timer() or ("not available (" .. device_reason .. ")")
+    record.timing = ("time: wall %.3f ms, device %s\n"):format(wall_ms, device)
+  end
+  record.status = status
+  if status == "error" then record.report = detail end
+  if status == "exit" then record.exit_code = detail end
+end
+
+-- Runs one command on this rank and returns its record: status ("ok", "error", "exit", "skip"), what
+-- the rank printed (`out`, `err`) and what the REPL adds (timing on out, the error on err).
+local function perform(command, world_size)
+  local record = { status = "ok", out = "", err = "", exit_code = 0 }
+  if command.target >= 0 and command.target ~= C.iris_rank() then
+    record.status = "skip"
+    return record
+  end
+  -- With one rank the output goes straight out; with several it is kept for rank 0's ordered print.
+  local capture = world_size > 1
+  if capture then errors.check(C.iris_repl_begin_capture()) end
+  if command.kind == "ranks" then
+    io.stdout:write(describe_this_rank())
+  else
+    local ok, failure = pcall(run_code, command, record)
+    if not ok then record.status, record.report = "error", error_text(failure) end
+  end
+  io.stdout:flush()
+  io.stderr:flush()
+  if capture then
+    local out, out_n = ffi.new("const char*[1]"), ffi.new("size_t[1]")
+    local err, err_n = ffi.new("const char*[1]"), ffi.new("size_t[1]")
+    errors.check(C.iris_repl_end_capture(out, out_n, err, err_n))
+    record.out, record.err = ffi.string(out[0], out_n[0]), ffi.string(err[0], err_n[0])
+  end
+  if record.timing then record.out = record.out .. record.timing end
+  if record.report then
+    if record.err ~= "" and record.err:sub(-1) ~= "\n" then record.err = record.err .. "\n" end
+    record.err = record.err .. record.report .. "\n"
+  end
+  return record
+end
+
+-- Messages between ranks ---------------------------------------------------------------------------
+
+-- "kind sequence target flags\npayload"; flags: "t" (time it) or "-".
+local function encode_command(command, sequence)
+  return ("%s %d %d %s\n%s"):format(command.kind, sequence, command.target or -1, command.time and "t" or "-",
+    command.payload or "")
+end
+
+local function decode_command(text)
+  local kind, sequence, target, flags, payload = text:match("^(%a+) (%d+) (%-?%d+) (%S+)\n(.*)$")
+  return { kind = kind, sequence = tonumber(sequence), target = tonumber(target), time = flags == "t",
+    payload = payload }
+end
+
+local function encode_record(record)
+  return ("%s %d %d %d\n"):format(record.status, record.exit_code, #record.out, #record.err) .. record.out .. record.err
+end
+
+local function decode_record(text)
+  local status, exit_code, out_n, err_n, start = text:match("^(%a+) (%-?%d+) (%d+) (%d+)\n()")
+  out_n, err_n = tonumber(out_n), tonumber(err_n)
+  return { status = status, exit_code = tonumber(exit_code), out = text:sub(start, start + out_n - 1),
+    err = text:sub(start + out_n, start + out_n + err_n - 1) }
+end
+
+local function share_command(text)
+  local out, n = ffi.new("const char*[1]"), ffi.new("size_t[1]")
+  errors.check(C.iris_repl_share_command(text, text and #text or 0, out, n))
+  return ffi.string(out[0], n[0])
+end
+
+-- Every rank's record on rank 0 (index = rank, from 0); nil elsewhere.
+local function gather_records(mine, world_size)
+  local encoded = encode_record(mine)
+  errors.check(C.iris_repl_gather_results(encoded, #encoded))
+  if C.iris_rank() ~= 0 then return nil end
+  local records = { [0] = mine }
+  local data, n = ffi.new("const char*[1]"), ffi.new("size_t[1]")
+  for r = 1, world_size - 1 do
+    errors.check(C.iris_repl_result(r, data, n))
+    records[r] = decode_record(ffi.string(data[0], n[0]))
+  end
+  return records
+end
+
+-- Runs a shared command on this rank and brings every rank's record to rank 0.
+local function execute(command, world_size)
+  C.iris_repl_begin_command(command.sequence)
+  local record = command.kind == "quit" and { status = "ok", out = "", err = "", exit_code = 0 }
+    or perform(command, world_size)
+  local records = gather_records(record, world_size)
+  return records, C.iris_repl_end_command()
+end
+
+-- Rank 0: reading commands ----------------------------------------------------------------------------
+
+local Reader = {}
+Reader.__index = Reader
+
+-- A line, nil at the end of the input, false after Ctrl-C at the prompt.
+function Reader:line(prompt)
+  local status, line, n = ffi.new("int[1]"), ffi.new("const char*[1]"), ffi.new("size_t[1]")
+  errors.check(C.iris_repl_read_line(self.prompts and prompt or "", status, line, n))
+  if status[0] == 1 then return nil end
+  if status[0] == 2 then return false end
+  local text = ffi.string(line[0], n[0])
+  if self.prompts and text:find("%S") then errors.check(C.iris_repl_remember(text)) end
+  return text
+end
+
+-- Reads lines after `text` until the chunk is complete; returns a command.
+function Reader:code_command(text, command)
+  while true do
+    local kind, message = M.classify(text)
+    if kind == "expression" or kind == "statements" then
+      command.kind = "run"
+      command.payload = kind == "expression" and expression_chunk(text) or text
+      return command
+    elseif kind == "error" then
+      return { kind = "error", message = message }
+    end
+    local more = self:line(CONTINUATION)
+    if more == nil then -- the input ended inside the chunk
+      local _, unfinished = loadstring(text, CHUNK_NAME)
+      return { kind = "error", message = unfinished }
+    end
+    if more == false then return { kind = "nothing" } end
+    text = text .. "\n" .. more
+  end
+end
+
+function Reader:meta_command(name, rest)
+  local world_size = C.iris_world_size()
+  if name == "help" then
+    return { kind = "print", message = HELP }
+  elseif name == "quit" or name == "q" or name == "exit" then
+    return { kind = "quit" }
+  elseif name == "ranks" then
+    return { kind = "ranks" }
+  elseif name == "load" then
+    if rest == "" then return { kind = "error", message = ":load needs a file: :load file.lua" } end
+    return { kind = "load", payload = rest }
+  elseif name == "time" then
+    if rest == "" then return { kind = "error", message = ":time needs code: :time f(x)" } end
+    return self:code_command(rest, { time = true })
+  elseif name == "on" then
+    local rank, code = rest:match("^(%d+)%s+(.*)$")
+    if not rank or not code:find("%S") then
+      return { kind = "error", message = ":on needs a rank and code: :on 1 print(x)" }
+    end
+    rank = tonumber(rank)
+    if rank >= world_size then
+      return { kind = "error", message = ("there is no rank %d: the ranks are 0 to %d"):format(rank, world_size - 1) }
+    end
+    return self:code_command(code, { target = rank })
+  end
+  return { kind = "error", message = (":%s is not a command (:help lists them)"):format(name) }
+end
+
+-- The next command: nil at the end of the input.
+function Reader:command()
+  local line = self:line(PROMPT)
+  if line == nil then return nil end
+  if line == false or not line:find("%S") then return { kind = "nothing" } end
+  local name, rest = line:match("^%s*:(%a*)%s*(.-)%s*$")
+  if name then return self:meta_command(name, rest) end
+  return self:code_command(line, {})
+end
+
+-- Rank 0: printing --------------------------------------------------------------------------------
+
+local function print_records(records, world_size)
+  for r = 0, world_size - 1 do
+    local prefix = world_size > 1 and ("[%d] "):format(r) or ""
+    local record = records[r]
+    io.stdout:write(M.prefix_lines(record.out, prefix))
+    io.stdout:flush()
+    io.stderr:write(M.prefix_lines(record.err, prefix))
+    io.stderr:flush()
+  end
+end
+
+-- After Ctrl-C: did it stop a rank inside the iris module (a collective, perhaps)? Then the ranks'
+-- collectives may be out of step: one rank left a collective the others still have to join.
+local function interrupted_inside_iris(records, world_size)
+  for r = 0, world_size - 1 do
+    local err = records[r].err
+    if records[r].status == "error" and err:find("interrupted", 1, true)
+      and (err:find("interrupted in ", 1, true) or err:find("\n%s*iris/[%w_/]+%.lua:")) then
+      return true
+    end
+  end
+  return false
+end
+
+local OUT_OF_STEP_NOTE = "note: Ctrl-C stopped a rank inside iris, perhaps in a collective; if the next "
+  .. "collective hangs or fails, the ranks are out of step: restart iris-lua"
+
+-- The session -------------------------------------------------------------------------------------
+
+local function serve_rank0(input, world_size)
+  local reader = setmetatable({ prompts = input ~= INPUT_PIPE }, Reader)
+  if input ~= INPUT_PIPE then
+    io.stdout:write(("iris-lua %s on %d rank%s: :help for commands, Ctrl-D or :quit to leave\n"):format(
+      ffi.string(C.iris_version()), world_size, world_size > 1 and "s" or ""))
+  end
+  local failed, sequence = false, 0
+  -- Every rank leaves with the same exit code.
+  local function quit(exit_code)
+    sequence = sequence + 1
+    local command = { kind = "quit", payload = tostring(exit_code) }
+    execute(decode_command(share_command(encode_command(command, sequence))), world_size)
+    return exit_code
+  end
+  while true do
+    local command = reader:command()
+    if command == nil or command.kind == "quit" then
+      -- A replayed transcript reports a failed chunk; an interactive session ends with 0.
+      return quit((input == INPUT_PIPE and failed) and 1 or 0)
+    end
+    if command.kind == "error" then
+      io.stderr:write(command.message, "\n")
+      failed = true
+    elseif command.kind == "print" then
+      io.stdout:write(command.message, "\n")
+    elseif command.kind ~= "nothing" then
+      sequence = sequence + 1
+      local shared = decode_command(share_command(encode_command(command, sequence)))
+      local records, presses = execute(shared, world_size)
+      if presses > 0 and input ~= INPUT_PIPE then io.stdout:write("\n") end -- after the echoed ^C
+      print_records(records, world_size)
+      if presses > 0 and interrupted_inside_iris(records, world_size) then
+        io.stderr:write(OUT_OF_STEP_NOTE, "\n")
+      end
+      for r = 0, world_size - 1 do
+        if records[r].status == "error" then failed = true end
+      end
+      for r = 0, world_size - 1 do
+        if records[r].status == "exit" then return quit(records[r].exit_code) end
+      end
+    end
+  end
+end
+
+local function serve_other_rank(world_size)
+  while true do
+    local command = decode_command(share_command(nil))
+    execute(command, world_size)
+    if command.kind == "quit" then return tonumber(command.payload) end
+  end
+end
+
+-- Runs the REPL on every rank until :quit, Ctrl-D or the end of the input; returns the exit code.
+-- `mode` is what the command line saw on this rank's standard input ("terminal" or "pipe"); under
+-- mpirun rank 0 looks for mpirun's terminal itself.
+function M.run(mode)
+  local input = ffi.new("int[1]")
+  errors.check(C.iris_repl_open(mode == "terminal" and 1 or 0, input))
+  local world_size = C.iris_world_size()
+  local exit = os.exit
+  os.exit = request_exit
+  local ok, result = pcall(function()
+    if C.iris_rank() == 0 then return serve_rank0(input[0], world_size) end
+    return serve_other_rank(world_size)
+  end)
+  os.exit = exit
+  C.iris_repl_close()
+  if not ok then error(result, 0) end
+  return result
+end
+
 return M

@@ -1,9 +1,547 @@
--- iris.test, iris.skip and the `iris-lua test` runner (issue 5).
+-- iris.test, iris.skip and the `iris-lua test` runner (docs/lua-testing.md).
+--
+-- Every rank runs every case. After each case the ranks exchange their results (a host collective,
+-- src/capi/capi_testing.h): a case fails if it failed on any rank, and rank 0 prints one line per
+-- case with the failing ranks' messages and tracebacks, then `N passed, N failed, N skipped`.
+-- A case that runs longer than the timeout is interrupted the way Ctrl-C interrupts a script, so the
+-- report says where it was; the ranks waiting for it are waiting in the exchange and carry on.
+local ffi = require "ffi"
 local errors = require "iris.errors"
+local C = ffi.C
+
+local concat = table.concat
+
 local M = {}
-function M.install(iris)
-  function iris.test() errors.not_yet("iris.test") end
-  function iris.skip() errors.not_yet("iris.skip") end
+
+local DEFAULT_TIMEOUT = 60
+-- How long a timed-out case may take to stop before its process ends the job (it is then stuck where
+-- an interrupt cannot reach it).
+local STUCK_GRACE = 5
+
+local USAGE = [[
+usage: iris-lua test [--filter PATTERN] [--junit FILE] [--timeout SECONDS] [files or dirs...]
+  files or dirs      test files; a directory means every *.lua file under it (recursive, sorted)
+  --filter PATTERN   run only the cases whose "file: name" contains PATTERN, as plain text or as a
+                     Lua pattern (may be repeated: a case runs if any filter selects it)
+  --junit FILE       also write the results as JUnit XML to FILE (rank 0)
+  --timeout SECONDS  stop a case (or a file's top-level code) that runs longer, on any rank, and
+                     report where it was (default 60; 0 for none)
+  -h, --help         print this help
+]]
+
+-- What is running on this rank: nil (a plain script), the file being loaded by the runner
+-- ({ phase = "loading", cases = {...} }) or a case ({ phase = "case", label = ... }).
+local running = nil
+
+-- iris.skip raises one of these; it is not an error.
+local Skip = {}
+Skip.__tostring = function(skip) return "skipped: " .. skip.reason end
+
+local function rank() return C.iris_rank() end
+local function world_size() return C.iris_world_size() end
+
+local function seconds_text(s) return ("%g s"):format(s) end
+
+---------------------------------------------------------------------------------------------------
+-- Running one case on this rank
+
+-- What the timeout of the running case raises (without a position: see on_error).
+local timed_out_text = nil
+
+-- The error handler of a case: keeps a skip as it is, turns an error into its message, kind and
+-- traceback.
+local function on_error(e)
+  if getmetatable(e) == Skip then return e end
+  local message = e
+  if type(e) ~= "string" then
+    local has_tostring = getmetatable(e) ~= nil and getmetatable(e).__tostring ~= nil
+    message = has_tostring and tostring(e) or ("(error object is a %s value)"):format(type(e))
+  elseif e == timed_out_text or e == "interrupted!" then
+    -- The timeout (or Ctrl-C) strikes wherever the case is, possibly inside iris: it is reported at
+    -- the user's line.
+    message = errors.where() .. e
+  end
+  return { message = message, kind = errors.kind(message), traceback = debug.traceback("", 2),
+           ctrl_c = e == "interrupted!" }
 end
-function M.main() errors.not_yet("iris-lua test") end
+
+-- The frames that belong to the case: from where the error was raised (iris's own frames there
+-- left out) up to where the runner called it.
+local function case_frames(traceback)
+  local frames = {}
+  for line in (traceback or ""):gmatch("[^\n]+") do
+    if line:find("^%s*%[C%]: in function 'xpcall'") then break end -- where the runner called the case
+    local raised_in_iris = #frames == 0 and (line:find("^%s*%[C%]:") or line:find("^%s*iris/"))
+    if line ~= "stack traceback:" and not raised_in_iris then frames[#frames + 1] = (line:gsub("^\t", "  ")) end
+  end
+  if #frames == 0 then return "" end
+  return "stack traceback:\n" .. concat(frames, "\n")
+end
+
+-- Runs fn under xpcall and disarms the timeout before anything else can run.
+local function guarded(fn, armed)
+  local ok, err = xpcall(fn, on_error)
+  local fired = armed and C.iris_testing_disarm_timeout() == 1
+  return ok, err, fired
+end
+
+-- Runs `fn` protected, stopped after `timeout` seconds (0: never). Returns this rank's result:
+-- { status = "pass" | "fail" | "skip", message, kind, traceback, ms }.
+local function run_case(fn, timeout, label)
+  local armed = timeout > 0
+  local timeout_message = "test timed out after " .. seconds_text(timeout)
+  timed_out_text = armed and timeout_message or nil
+  if armed then
+    local stuck = ("iris-lua[rank %d]: %s: %s and was still running %s later, where it cannot be "
+      .. "interrupted (a C function, a device wait or JIT-compiled code); ending the job"):format(
+        rank(), label, timeout_message, seconds_text(STUCK_GRACE))
+    errors.check(C.iris_testing_arm_timeout(timeout, timeout_message, STUCK_GRACE, stuck))
+  end
+  local started = C.iris_wall_time()
+  local completed, ok, err, fired = pcall(guarded, fn, armed)
+  if not completed then
+    -- The timeout struck after the case ended but before it was disarmed: a timeout all the same.
+    ok, err, fired = false, { message = tostring(ok) }, true
+    C.iris_testing_disarm_timeout()
+  end
+  local result = { ms = (C.iris_wall_time() - started) * 1000 }
+  if ok then
+    result.status = "pass"
+  elseif getmetatable(err) == Skip then
+    result.status, result.message = "skip", err.reason
+  else
+    if type(err) ~= "table" then err = { message = tostring(err) } end -- an error in the error handler
+    if not fired and (err.ctrl_c or err.kind == "interrupted") then
+      error(("%s (in %s)"):format(err.message, label), 0) -- Ctrl-C stops the run, not just the case
+    end
+    result.status, result.kind = "fail", err.kind
+    result.message, result.traceback = err.message, case_frames(err.traceback)
+    if fired and not result.message:find(timeout_message, 1, true) then
+      result.message = result.message .. " (" .. timeout_message .. ")"
+    end
+  end
+  return result
+end
+
+---------------------------------------------------------------------------------------------------
+-- Agreeing across ranks
+
+-- The fields a rank sends after each step (absent ones travel as "").
+local FIELDS = { "id", "status", "ms", "kind", "message", "traceback", "extra" }
+
+-- Length-prefixed fields, so messages may hold any byte.
+local function encode(fields)
+  local parts = {}
+  for i = 1, #FIELDS do
+    local field = tostring(fields[FIELDS[i]] or "")
+    parts[i] = #field .. ":" .. field
+  end
+  return concat(parts)
+end
+
+local function decode(text)
+  local fields, pos = {}, 1
+  for i = 1, #FIELDS do
+    local colon = text:find(":", pos, true)
+    local length = tonumber(text:sub(pos, colon - 1))
+    local field = text:sub(colon + 1, colon + length)
+    if field ~= "" then fields[FIELDS[i]] = field end
+    pos = colon + length + 1
+  end
+  return fields
+end
+
+-- Every rank's `fields` (index 1 = rank 0).
+local function exchange(fields)
+  local mine = encode(fields)
+  local n = world_size()
+  local all, lengths = ffi.new("const char*[1]"), ffi.new("uint64_t[?]", n)
+  errors.check(C.iris_testing_exchange(mine, #mine, all, lengths))
+  local out, offset = {}, 0
+  for r = 0, n - 1 do
+    local length = tonumber(lengths[r])
+    out[r + 1] = decode(ffi.string(all[0] + offset, length))
+    offset = offset + length
+  end
+  return out
+end
+
+-- Combines the ranks' results of the step `id` (every rank must be at the same step):
+-- { status, ms, reason (skip), failures = { {rank, message, kind, traceback}, ... } }.
+-- `extra` is compared too: ranks that disagree on it fail the step with `extra_problem(extras)`.
+local function agree(id, result, extra, extra_problem)
+  local all = exchange { id = id, status = result.status, ms = result.ms, kind = result.kind,
+                         message = result.message, traceback = result.traceback, extra = extra }
+  local outcome = { status = "pass", ms = 0, failures = {} }
+  local extras = {}
+  for r, theirs in ipairs(all) do
+    extras[r] = theirs.extra or ""
+    outcome.ms = math.max(outcome.ms, tonumber(theirs.ms) or 0)
+    if theirs.id ~= id then
+      theirs = { status = "fail", kind = "divergence", message = ("ranks are out of step: rank %d is at '%s' while "
+        .. "rank %d is at '%s'"):format(r - 1, tostring(theirs.id), rank(), id) }
+    end
+    if theirs.status == "fail" then
+      outcome.failures[#outcome.failures + 1] = { rank = r - 1, message = theirs.message or "", kind = theirs.kind,
+                                                  traceback = theirs.traceback or "" }
+    elseif theirs.status == "skip" and outcome.reason == nil then
+      outcome.reason = theirs.message or "no reason given"
+    end
+  end
+  for r = 2, #extras do
+    if extras[r] ~= extras[1] and #outcome.failures == 0 then
+      outcome.failures[1] = { rank = r - 1, message = extra_problem(extras), kind = "divergence", traceback = "" }
+    end
+  end
+  if #outcome.failures > 0 then
+    outcome.status = "fail"
+  elseif outcome.reason ~= nil then
+    outcome.status = "skip"
+  end
+  return outcome
+end
+
+---------------------------------------------------------------------------------------------------
+-- Reporting (rank 0)
+
+local function indent(text, prefix)
+  return prefix .. text:gsub("\n", "\n" .. prefix)
+end
+
+-- Failures that only follow from another rank's (a collective it left, a timeout while waiting for
+-- it) come after the others, so the cause is read first.
+local CONSEQUENCES = { divergence = true, peer_finished = true, interrupted = true }
+
+local function ordered_failures(failures)
+  local ordered = {}
+  for i, f in ipairs(failures) do ordered[i] = f end
+  table.sort(ordered, function(x, y)
+    local cx, cy = CONSEQUENCES[x.kind] or false, CONSEQUENCES[y.kind] or false
+    if cx ~= cy then return cy end
+    return x.rank < y.rank
+  end)
+  return ordered
+end
+
+-- "PASS  file.lua: name (12 ms)"; a failure adds each failing rank's message and traceback, once for
+-- ranks that failed the same way (the same message but for their rank number, the same traceback).
+local function report_lines(label, outcome)
+  local ms = ("(%d ms)"):format(math.floor(outcome.ms + 0.5))
+  if outcome.status == "pass" then return { "PASS  " .. label .. " " .. ms } end
+  if outcome.status == "skip" then return { "SKIP  " .. label .. " (" .. outcome.reason .. ")" } end
+  local lines = { "FAIL  " .. label .. " " .. ms }
+  local groups, group_of = {}, {}
+  for _, f in ipairs(ordered_failures(outcome.failures)) do
+    local key = f.message:gsub("rank " .. f.rank .. "%f[%D]", "rank ?") .. "\0" .. f.traceback
+    local group = group_of[key]
+    if group == nil then
+      group = { first = f, others = {} }
+      group_of[key] = group
+      groups[#groups + 1] = group
+    else
+      group.others[#group.others + 1] = tostring(f.rank)
+    end
+  end
+  for _, group in ipairs(groups) do
+    local f = group.first
+    lines[#lines + 1] = indent(("rank %d: %s"):format(f.rank, f.message), "    ")
+    if f.traceback ~= "" then lines[#lines + 1] = indent(f.traceback, "      ") end
+    if #group.others > 0 then
+      lines[#lines + 1] = ("    rank%s %s: the same"):format(#group.others > 1 and "s" or "", concat(group.others, ", "))
+    end
+  end
+  return lines
+end
+
+local function print_report(label, outcome)
+  if rank() ~= 0 then return end
+  io.stdout:write(concat(report_lines(label, outcome), "\n"), "\n")
+  io.stdout:flush()
+end
+
+local function xml(text)
+  text = tostring(text):gsub("[%z\1-\8\11\12\14-\31]", "?") -- characters XML 1.0 cannot hold
+  return (text:gsub("[&<>\"']", { ["&"] = "&amp;", ["<"] = "&lt;", [">"] = "&gt;", ['"'] = "&quot;", ["'"] = "&apos;" }))
+end
+
+-- JUnit XML: a testsuite per file, a testcase per case; assertion failures are <failure>, other
+-- errors <error>, skips <skipped>.
+local function junit_xml(records)
+  local suites, order = {}, {}
+  for _, rec in ipairs(records) do
+    local suite = suites[rec.file]
+    if suite == nil then
+      suite = { name = rec.file, records = {}, tests = 0, failures = 0, errors = 0, skipped = 0, time = 0 }
+      suites[rec.file] = suite
+      order[#order + 1] = suite
+    end
+    suite.records[#suite.records + 1] = rec
+    suite.tests = suite.tests + 1
+    suite.time = suite.time + rec.outcome.ms / 1000
+    if rec.outcome.status == "skip" then suite.skipped = suite.skipped + 1 end
+    if rec.outcome.status == "fail" then
+      -- The failure read first (ordered_failures) says what it was: an assertion, or another error.
+      rec.cause = ordered_failures(rec.outcome.failures)[1]
+      rec.element = rec.cause.kind == "assertion" and "failure" or "error"
+      local counter = rec.element == "failure" and "failures" or "errors"
+      suite[counter] = suite[counter] + 1
+    end
+  end
+  local total = { tests = 0, failures = 0, errors = 0, skipped = 0, time = 0 }
+  for _, suite in ipairs(order) do
+    for k in pairs(total) do total[k] = total[k] + suite[k] end
+  end
+  local out = { '<?xml version="1.0" encoding="UTF-8"?>',
+    ('<testsuites name="iris-lua test" tests="%d" failures="%d" errors="%d" skipped="%d" time="%.3f">'):format(
+      total.tests, total.failures, total.errors, total.skipped, total.time) }
+  for _, suite in ipairs(order) do
+    out[#out + 1] = ('  <testsuite name="%s" tests="%d" failures="%d" errors="%d" skipped="%d" time="%.3f">'):format(
+      xml(suite.name), suite.tests, suite.failures, suite.errors, suite.skipped, suite.time)
+    for _, rec in ipairs(suite.records) do
+      local o = rec.outcome
+      local head = ('    <testcase classname="%s" name="%s" time="%.3f"'):format(xml(rec.file), xml(rec.name), o.ms / 1000)
+      if o.status == "pass" then
+        out[#out + 1] = head .. "/>"
+      elseif o.status == "skip" then
+        out[#out + 1] = head .. ('>\n      <skipped message="%s"/>\n    </testcase>'):format(xml(o.reason))
+      else
+        local first = rec.cause
+        local details = report_lines(rec.file, o)
+        for i = 2, #details do details[i] = details[i]:gsub("\n    ", "\n"):sub(5) end
+        local text = concat(details, "\n", 2)
+        out[#out + 1] = head .. ('>\n      <%s message="%s" type="%s">%s</%s>\n    </testcase>'):format(
+          rec.element, xml(("rank %d: %s"):format(first.rank, first.message:match("^[^\n]*"))),
+          xml(first.kind or "error"), xml(text), rec.element)
+      end
+    end
+    out[#out + 1] = "  </testsuite>"
+  end
+  out[#out + 1] = "</testsuites>"
+  return concat(out, "\n") .. "\n"
+end
+
+---------------------------------------------------------------------------------------------------
+-- The runner
+
+local function parse_arguments(args)
+  local options = { filters = {}, timeout = DEFAULT_TIMEOUT, paths = {} }
+  local i = 1
+  while i <= #args do
+    local arg = args[i]
+    local name, inline = arg:match("^(%-%-[%w-]+)=(.*)$")
+    name = name or arg
+    local function value()
+      if inline ~= nil then return inline end
+      i = i + 1
+      if args[i] == nil then error(("option '%s' needs an argument"):format(name), 0) end
+      return args[i]
+    end
+    if name == "--" then
+      for k = i + 1, #args do options.paths[#options.paths + 1] = args[k] end
+      break
+    elseif name == "-h" or name == "--help" then
+      options.help = true
+    elseif name == "--filter" then
+      options.filters[#options.filters + 1] = value()
+    elseif name == "--junit" then
+      options.junit = value()
+    elseif name == "--timeout" then
+      local text = value()
+      options.timeout = tonumber(text)
+      if options.timeout == nil or options.timeout < 0 or options.timeout ~= options.timeout then
+        error(("--timeout takes a number of seconds (0 for none), got '%s'"):format(text), 0)
+      end
+    elseif name:sub(1, 1) == "-" and name ~= "-" then
+      error(("unknown option '%s'"):format(name), 0)
+    else
+      options.paths[#options.paths + 1] = arg
+    end
+    i = i + 1
+  end
+  if #options.paths == 0 and not options.help then error("name the test files or directories to run", 0) end
+  return options
+end
+
+local function collect_files(paths)
+  local files = {}
+  local list, bytes = ffi.new("const char*[1]"), ffi.new("size_t[1]")
+  for _, path in ipairs(paths) do
+    if C.iris_testing_collect_files(path, list, bytes) ~= 0 then error(ffi.string(C.iris_last_error()), 0) end
+    for file in ffi.string(list[0], bytes[0]):gmatch("([^%z]+)%z") do files[#files + 1] = file end
+  end
+  return files
+end
+
+-- Plain text or a Lua pattern: "my-case" finds "my-case", "^tensor" finds names that start so.
+local function selected(filters, label)
+  if #filters == 0 then return true end
+  for _, filter in ipairs(filters) do
+    if label:find(filter, 1, true) then return true end
+    local ok, found = pcall(string.find, label, filter)
+    if ok and found then return true end
+  end
+  return false
+end
+
+-- Runs a file's top-level code in a fresh global table (reads fall back to _G), collecting its
+-- cases. The file's own functions run interpreted: a timeout cannot stop a JIT-compiled loop.
+local function load_file(path, timeout)
+  running = { phase = "loading", cases = {} }
+  local result
+  local chunk, problem = loadfile(path)
+  if chunk == nil then
+    result = { status = "fail", message = problem, traceback = "", ms = 0 }
+  else
+    local env = setmetatable({ arg = { [0] = path } }, { __index = _G })
+    env._G = env
+    setfenv(chunk, env)
+    jit.off(chunk, true)
+    result = run_case(chunk, timeout, path)
+  end
+  local cases = running.cases
+  running = nil
+  return result, cases
+end
+
+local function case_names(cases)
+  local names = {}
+  for i, case in ipairs(cases) do names[i] = case.name end
+  return concat(names, "\n")
+end
+
+local function different_cases(extras)
+  local parts = {}
+  for r, names in ipairs(extras) do
+    local count = names == "" and 0 or select(2, names:gsub("\n", "")) + 1
+    parts[r] = ("rank %d has %d (%s)"):format(r - 1, count, (names:gsub("\n", ", ")))
+  end
+  return "ranks declared different test cases: " .. concat(parts, "; ")
+    .. " (every rank must make the same iris.test calls in the same order)"
+end
+
+-- Loads a file and runs its selected cases, reporting each and adding it to `records` (summary, JUnit).
+local function run_file(path, options, records)
+  local function record(name, label, outcome)
+    print_report(label, outcome)
+    records[#records + 1] = { file = path, name = name, outcome = outcome }
+  end
+  local loaded, cases = load_file(path, options.timeout)
+  local outcome = agree("load " .. path, loaded, case_names(cases), different_cases)
+  -- A file that failed or skipped while loading is reported as a whole, whatever the filter says
+  -- about it; so is a file without cases (a plain script: running it was the test).
+  if outcome.status ~= "pass" or #cases == 0 then
+    if outcome.status ~= "pass" or selected(options.filters, path) then record(path, path, outcome) end
+    return
+  end
+  for index, case in ipairs(cases) do
+    local label = path .. ": " .. case.name
+    if selected(options.filters, label) then
+      running = { phase = "case", label = label }
+      local result = run_case(case.fn, options.timeout, label)
+      running = nil
+      record(case.name, label, agree(("case %d of %s"):format(index, path), result))
+    end
+  end
+end
+
+-- Checks what must hold on every rank before running anything; returns a problem or nil.
+local function agree_on_start(files, junit_problem)
+  local all = exchange { id = "start", extra = concat(files, "\n"), message = junit_problem }
+  for r, theirs in ipairs(all) do
+    if theirs.message ~= nil then return theirs.message end
+    if theirs.extra ~= all[1].extra then
+      return ("rank %d found other test files than rank 0 (each rank must see the same files)"):format(r - 1)
+    end
+  end
+  return nil
+end
+
+function M.main(...)
+  local ok, options = pcall(parse_arguments, { ... })
+  local function usage_error(problem)
+    if rank() == 0 then
+      io.stderr:write("iris-lua test: ", problem, "\n", USAGE:match("^[^\n]*\n"), "(iris-lua test --help describes the options)\n")
+    end
+    return 2
+  end
+  if not ok then return usage_error(options) end
+  if options.help then
+    if rank() == 0 then io.stdout:write(USAGE) end
+    return 0
+  end
+  local found, files = pcall(collect_files, options.paths)
+  if not found then return usage_error(files) end
+  local junit_file, junit_problem = nil, nil
+  if options.junit and rank() == 0 then
+    local problem
+    junit_file, problem = io.open(options.junit, "w")
+    if junit_file == nil then junit_problem = "cannot write the JUnit file: " .. problem end
+  end
+  local problem = agree_on_start(files, junit_problem)
+  if problem ~= nil then return usage_error(problem) end
+
+  local records = {}
+  for _, path in ipairs(files) do
+    run_file(path, options, records)
+    collectgarbage() -- on every rank at the same point: tensors of the file go back to the heap together
+  end
+
+  local counts = { pass = 0, fail = 0, skip = 0 }
+  for _, rec in ipairs(records) do counts[rec.outcome.status] = counts[rec.outcome.status] + 1 end
+  if rank() == 0 then
+    if #options.filters > 0 and #records == 0 then
+      io.stdout:write("no test case matches --filter ", concat(options.filters, " or "), "\n")
+    end
+    io.stdout:write(("%d passed, %d failed, %d skipped\n"):format(counts.pass, counts.fail, counts.skip))
+    io.stdout:flush()
+    if junit_file then
+      junit_file:write(junit_xml(records))
+      junit_file:close()
+    end
+  end
+  return counts.fail > 0 and 1 or 0
+end
+
+---------------------------------------------------------------------------------------------------
+-- iris.test and iris.skip
+
+-- Outside the runner (`iris-lua file.lua`), a case runs where it is declared, as the runner would run
+-- it (no timeout: the script is the user's); a failure stops the script.
+local function run_now(name, fn, file)
+  local label = file .. ": " .. name
+  running = { phase = "case", label = label }
+  local result = run_case(fn, 0, label)
+  running = nil
+  local outcome = agree("case " .. label, result)
+  print_report(label, outcome)
+  if outcome.status == "fail" then
+    local ranks = {}
+    for i, f in ipairs(outcome.failures) do ranks[i] = tostring(f.rank) end
+    errors.raise("assertion", "test '%s' failed on rank%s %s (reported above)", name,
+      #ranks > 1 and "s" or "", concat(ranks, ", "))
+  end
+end
+
+function M.install(iris)
+  function iris.test(name, fn)
+    if type(name) ~= "string" or name == "" or type(fn) ~= "function" then
+      errors.raise("invalid_argument", "iris.test(name, fn) takes a name and a function, got %s and %s",
+        type(name) == "string" and ("%q"):format(name) or type(name), type(fn))
+    end
+    if running == nil then return run_now(name, fn, debug.getinfo(2, "S").short_src) end
+    if running.phase == "case" then
+      errors.raise("invalid_argument", "iris.test('%s') inside the test case '%s': declare cases at the top level of the file",
+        name, running.label)
+    end
+    running.cases[#running.cases + 1] = { name = name, fn = fn }
+  end
+
+  function iris.skip(reason)
+    if running == nil then
+      errors.raise("invalid_argument", "iris.skip() belongs in a test case (iris.test) or at the top of a file run by `iris-lua test`")
+    end
+    error(setmetatable({ reason = reason ~= nil and tostring(reason) or "no reason given" }, Skip), 0)
+  end
+end
+
 return M

@@ -1,0 +1,145 @@
+// The C API of the runtime, the symmetric heap and tensor memory (capi_memory.h).
+#include "capi/capi_memory.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "capi/guard.hpp"
+#include "capi/process.hpp"
+#include "comm/comm.hpp"
+#include "core/error.hpp"
+#include "heap/element_types.hpp"
+#include "heap/random_fill.hpp"
+#include "heap/symmetric_heap.hpp"
+#include "runtime/runtime.hpp"
+
+using namespace iris;
+
+namespace {
+
+heap::SymmetricHeap& heap_of_runtime() { return *runtime::current().heap; }
+runtime::Backend& backend_of_runtime() { return *runtime::current().backend; }
+
+}  // namespace
+
+extern "C" {
+
+int iris_init(const char* backend, uint64_t heap_bytes) {
+  return capi::guarded([&] {
+    runtime::InitOptions options;
+    options.backend = backend != nullptr ? backend : "";
+    options.heap_bytes = heap_bytes;
+    runtime::init(capi::comm(), options);
+  });
+}
+
+int iris_initialized(void) { return runtime::initialized() ? 1 : 0; }
+
+const char* iris_backend_name(void) { return runtime::initialized() ? backend_of_runtime().name() : ""; }
+
+const char* iris_device_name(void) {
+  static std::string name;
+  name = runtime::initialized() ? backend_of_runtime().device_name() : "";
+  return name.c_str();
+}
+
+int iris_device_ordinal(void) { return runtime::initialized() ? backend_of_runtime().device() : 0; }
+
+uint64_t iris_heap_size(void) { return runtime::initialized() ? heap_of_runtime().size() : 0; }
+
+void* iris_heap_base(int rank) {
+  if (!runtime::initialized() || rank < 0 || rank >= capi::comm().size()) return nullptr;
+  return heap_of_runtime().base_of(rank);
+}
+
+int iris_host_addressable(void) { return runtime::initialized() && backend_of_runtime().host_addressable() ? 1 : 0; }
+
+int iris_heap_allocate(const char* op, uint64_t bytes, int zero, int last_attempt, uint64_t* offset) {
+  return capi::guarded([&] {
+    auto result = heap_of_runtime().allocate(op, bytes, zero != 0, last_attempt != 0);
+    *offset = result ? *result : UINT64_MAX;
+  });
+}
+
+int iris_heap_release(uint64_t offset) { return capi::guarded([&] { heap_of_runtime().release(offset); }); }
+
+int iris_heap_stats(uint64_t* free_bytes, uint64_t* largest_free, uint64_t* allocated_bytes, uint64_t* allocated_blocks,
+                    uint64_t* pending_releases, uint64_t* awaiting_other_ranks) {
+  return capi::guarded([&] {
+    heap::SymmetricHeap& h = heap_of_runtime();
+    heap::AllocatorStats s = h.stats();
+    if (free_bytes) *free_bytes = s.free_bytes;
+    if (largest_free) *largest_free = s.largest_free;
+    if (allocated_bytes) *allocated_bytes = s.allocated_bytes;
+    if (allocated_blocks) *allocated_blocks = s.allocated_blocks;
+    if (pending_releases) *pending_releases = h.pending_releases();
+    if (awaiting_other_ranks) *awaiting_other_ranks = h.awaiting_other_ranks();
+  });
+}
+
+int iris_synchronize(void) { return capi::guarded([&] { backend_of_runtime().synchronize(); }); }
+
+int iris_barrier(const char* op) {
+  return capi::guarded([&] {
+    backend_of_runtime().synchronize();
+    capi::comm().barrier(op);
+  });
+}
+
+int iris_copy_to_host(void* host, const void* device, uint64_t bytes) {
+  return capi::guarded([&] { backend_of_runtime().copy_to_host(host, device, bytes); });
+}
+
+int iris_copy_from_host(void* device, const void* host, uint64_t bytes) {
+  return capi::guarded([&] { backend_of_runtime().copy_from_host(device, host, bytes); });
+}
+
+int iris_copy_device(void* dst, const void* src, uint64_t bytes) {
+  return capi::guarded([&] { backend_of_runtime().copy_device(dst, src, bytes); });
+}
+
+int iris_fill(void* device, const void* pattern, int pattern_bytes, uint64_t count) {
+  return capi::guarded([&] {
+    if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 && pattern_bytes != 8) {
+      throw Error(Errc::internal, format("fill pattern of %d bytes", pattern_bytes));
+    }
+    backend_of_runtime().fill(device, pattern, static_cast<size_t>(pattern_bytes), count);
+  });
+}
+
+const char* iris_human_bytes(uint64_t bytes) {
+  static thread_local std::string text;
+  text = human_bytes(bytes);
+  return text.c_str();
+}
+
+void* iris_host_alloc(uint64_t bytes) { return std::malloc(bytes == 0 ? 1 : bytes); }
+void iris_host_free(void* memory) { std::free(memory); }
+
+uint16_t iris_float16_from_double(double value) { return heap::float16_from_double(value); }
+double iris_float16_to_double(uint16_t bits) { return heap::float16_to_double(bits); }
+uint16_t iris_bfloat16_from_double(double value) { return heap::bfloat16_from_double(value); }
+double iris_bfloat16_to_double(uint16_t bits) { return heap::bfloat16_to_double(bits); }
+
+int iris_fill_random(void* device, const char* dtype, uint64_t count, int distribution, double a, double b,
+                     uint64_t seed, uint64_t stream, uint64_t counter) {
+  return capi::guarded([&] {
+    heap::ElementType type = heap::element_type_named(dtype);
+    runtime::Backend& backend = backend_of_runtime();
+    size_t bytes = count * heap::element_size(type);
+    heap::RandomStream s{seed, stream, counter};
+    auto d = static_cast<heap::Distribution>(distribution);
+    if (backend.host_addressable()) {
+      backend.synchronize();
+      heap::random_fill(device, type, count, d, a, b, s);
+    } else {
+      std::vector<uint8_t> staging(bytes);
+      heap::random_fill(staging.data(), type, count, d, a, b, s);
+      backend.copy_from_host(device, staging.data(), bytes);
+    }
+  });
+}
+
+}  // extern "C"

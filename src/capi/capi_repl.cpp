@@ -1,0 +1,229 @@
+// The REPL's C API (capi_repl.h): one session per process, opened and closed by every rank together.
+#include "capi/capi_repl.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "capi/guard.hpp"
+#include "capi/process.hpp"
+#include "comm/comm.hpp"
+#include "core/error.hpp"
+#include "host/repl_capture.hpp"
+#include "host/repl_channel.hpp"
+#include "host/repl_interrupts.hpp"
+#include "host/repl_line_reader.hpp"
+#include "host/repl_terminal.hpp"
+#include "runtime/runtime.hpp"
+
+namespace iris::capi {
+namespace {
+
+enum Input { kPipe = 0, kPrompts = 1, kEditing = 2 };
+
+struct ReplSession {
+  std::unique_ptr<repl::Channel> channel;
+  std::unique_ptr<repl::TerminalRelay> relay;        // rank 0 under mpirun from a terminal
+  std::unique_ptr<repl::LineReader> reader;          // rank 0
+  repl::OutputCapture capture;
+  int console = -1;  // the real stderr, for the Ctrl-C handler's messages
+  std::unique_ptr<runtime::Event> timer_start, timer_stop;
+  // Buffers behind the returned pointers.
+  std::string line, command, captured_out, captured_err;
+  std::vector<std::string> results;
+
+  ~ReplSession() {
+    repl::uninstall_interrupts();
+    reader.reset();  // libedit puts back the modes it found
+    relay.reset();   // then the relay puts back the user's
+    if (console >= 0) ::close(console);
+  }
+};
+
+std::unique_ptr<ReplSession> g_session;
+
+ReplSession& session() {
+  if (!g_session) throw Error(Errc::internal, "the REPL session is not open");
+  return *g_session;
+}
+
+// Rank 0: how the input is read, editing on mpirun's terminal when it can (repl_terminal.hpp).
+Input open_input(ReplSession& s, bool stdin_is_terminal) {
+  if (stdin_is_terminal) return kEditing;
+  if (!capi::comm().is_mpi()) return kPipe;
+  bool launcher_reads_terminal = false;
+#ifdef IRIS_HAVE_LIBEDIT  // without a line editor, mpirun's plain line forwarding is better than raw keys
+  s.relay = repl::TerminalRelay::start(&launcher_reads_terminal);
+  if (s.relay) return kEditing;
+#endif
+  return launcher_reads_terminal ? kPrompts : kPipe;
+}
+
+// Rank 0: the ranks a Ctrl-C is forwarded to (those on this host) and a note naming the others.
+void prepare_forwarding(const repl::Channel& channel) {
+  const auto& processes = channel.processes();
+  std::vector<pid_t> local;
+  std::string unreachable;
+  for (int r = 1; r < channel.size(); ++r) {
+    if (processes[r].host == processes[0].host) {
+      local.push_back(processes[r].pid);
+    } else {
+      unreachable += (unreachable.empty() ? "" : ", ") + std::to_string(r);
+    }
+  }
+  std::string note;
+  if (!unreachable.empty()) {
+    note = "iris-lua: Ctrl-C cannot reach rank(s) " + unreachable +
+           " on other hosts; if they do not finish, a second Ctrl-C ends the job\n";
+  }
+  repl::set_interrupt_peers(local, note);
+}
+
+}  // namespace
+}  // namespace iris::capi
+
+using namespace iris;
+using capi::g_session;
+using capi::session;
+
+extern "C" {
+
+int iris_repl_open(int stdin_is_terminal, int* input) {
+  return capi::guarded([&] {
+    if (g_session) throw Error(Errc::invalid_argument, "the REPL is already running");
+    auto s = std::make_unique<capi::ReplSession>();
+    s->channel = std::make_unique<repl::Channel>(capi::comm());
+    bool root = s->channel->rank() == 0;
+    *input = capi::kPipe;
+    if (root) {
+      *input = capi::open_input(*s, stdin_is_terminal != 0);
+      s->reader = std::make_unique<repl::LineReader>(*input == capi::kEditing, s->relay.get());
+      if (*input == capi::kEditing && !s->reader->line_editing()) *input = capi::kPrompts;
+    }
+    repl::install_interrupts(root);
+    if (root) {
+      capi::prepare_forwarding(*s->channel);
+      s->console = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
+      repl::set_interrupt_console(s->console);
+    }
+    g_session = std::move(s);
+  });
+}
+
+int iris_repl_close(void) {
+  return capi::guarded([&] { g_session.reset(); });
+}
+
+int iris_repl_read_line(const char* prompt, int* status, const char** line, size_t* bytes) {
+  return capi::guarded([&] {
+    auto& s = session();
+    if (!s.reader) throw Error(Errc::internal, "only rank 0 reads the REPL's input");
+    auto result = s.reader->read(prompt, &s.line);
+    *status = result == repl::LineReader::Result::line ? 0 : result == repl::LineReader::Result::end_of_input ? 1 : 2;
+    *line = s.line.c_str();
+    *bytes = s.line.size();
+  });
+}
+
+int iris_repl_remember(const char* line) {
+  return capi::guarded([&] {
+    auto& s = session();
+    if (s.reader) s.reader->remember(line);
+  });
+}
+
+int iris_repl_share_command(const char* command, size_t bytes, const char** out, size_t* out_bytes) {
+  return capi::guarded([&] {
+    auto& s = session();
+    s.command = s.channel->share_command(std::string(command != nullptr ? command : "", bytes));
+    *out = s.command.data();
+    *out_bytes = s.command.size();
+  });
+}
+
+int iris_repl_gather_results(const char* mine, size_t bytes) {
+  return capi::guarded([&] {
+    auto& s = session();
+    s.results = s.channel->gather_results(std::string(mine, bytes));
+  });
+}
+
+int iris_repl_result(int rank, const char** data, size_t* bytes) {
+  return capi::guarded([&] {
+    auto& s = session();
+    if (rank < 0 || static_cast<size_t>(rank) >= s.results.size()) {
+      throw Error(Errc::invalid_argument, format("no REPL result for rank %d", rank));
+    }
+    *data = s.results[rank].data();
+    *bytes = s.results[rank].size();
+  });
+}
+
+void iris_repl_begin_command(uint32_t sequence) { repl::begin_command(sequence); }
+void iris_repl_begin_running(void) { repl::begin_running(); }
+void iris_repl_stop_running(void) { repl::stop_running(); }
+int iris_repl_end_command(void) { return repl::end_command(); }
+
+int iris_repl_begin_capture(void) {
+  return capi::guarded([&] { session().capture.start(); });
+}
+
+int iris_repl_end_capture(const char** out, size_t* out_bytes, const char** err, size_t* err_bytes) {
+  return capi::guarded([&] {
+    auto& s = session();
+    s.capture.stop(&s.captured_out, &s.captured_err);
+    *out = s.captured_out.data();
+    *out_bytes = s.captured_out.size();
+    *err = s.captured_err.data();
+    *err_bytes = s.captured_err.size();
+  });
+}
+
+const char* iris_repl_host_name(void) {
+  static char name[256] = {0};
+  if (name[0] == '\0' && ::gethostname(name, sizeof name - 1) != 0) std::snprintf(name, sizeof name, "?");
+  return name;
+}
+
+int64_t iris_repl_pid(void) { return ::getpid(); }
+
+const char* iris_repl_device(void) {
+  static std::string text;
+  text.clear();
+  if (runtime::initialized()) {
+    auto& backend = *runtime::current().backend;
+    text = format("%s device %d (%s)", backend.name(), backend.device(), backend.device_name().c_str());
+  }
+  return text.c_str();
+}
+
+int iris_repl_device_timer_start(void) {
+  return capi::guarded([&] {
+    auto& s = session();
+    s.timer_start.reset();
+    s.timer_stop.reset();
+    if (!runtime::initialized()) throw Error(Errc::unsupported, "iris.init() has not run on this rank");
+    auto& backend = *runtime::current().backend;
+    auto start = backend.create_event();
+    auto stop = backend.create_event();
+    start->record();
+    s.timer_start = std::move(start);
+    s.timer_stop = std::move(stop);
+  });
+}
+
+int iris_repl_device_timer_stop(double* milliseconds) {
+  return capi::guarded([&] {
+    auto& s = session();
+    if (!s.timer_start) throw Error(Errc::internal, "the device timer was not started");
+    s.timer_stop->record();
+    *milliseconds = s.timer_stop->elapsed_ms_since(*s.timer_start);
+    s.timer_start.reset();
+    s.timer_stop.reset();
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,189 @@
+// The test runner's mechanism (capi_testing.h): test files, result exchange, per-case timeout.
+#include "capi/capi_testing.h"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <mutex>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "capi/guard.hpp"
+#include "capi/process.hpp"
+#include "comm/comm.hpp"
+#include "core/error.hpp"
+#include "host/script_interrupt.hpp"
+
+namespace iris::capi {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+// The name the exchange announces: a rank in a case's collective sees it in its mismatch message.
+const char* kExchangeOp = "iris-lua test: exchange of case results";
+
+thread_local std::string t_file_list;
+thread_local std::string t_exchanged;
+
+std::vector<std::string> lua_files_under(const fs::path& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+  if (ec) throw Error(Errc::environment, format("cannot list %s: %s", dir.c_str(), ec.message().c_str()));
+  for (; it != end; it.increment(ec)) {
+    if (ec) throw Error(Errc::environment, format("cannot list %s: %s", dir.c_str(), ec.message().c_str()));
+    if (it->path().extension() == ".lua" && it->is_regular_file(ec)) {
+      files.push_back(it->path().lexically_normal().generic_string());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// One watchdog thread per process, started on first use. It never ends, so its state is never
+// destroyed (a static would be, at exit, under the thread's feet).
+class Watchdog {
+ public:
+  static Watchdog& instance() {
+    static Watchdog* watchdog = new Watchdog();
+    return *watchdog;
+  }
+
+  void arm(double seconds, const char* message, double grace_seconds, const char* stuck_message) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto duration = [](double s) { return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(s)); };
+    deadline_ = Clock::now() + duration(seconds);
+    stuck_deadline_ = deadline_ + duration(grace_seconds);
+    message_ = message;
+    stuck_message_ = stuck_message;
+    armed_ = true;
+    fired_ = false;
+    if (!started_) {
+      std::thread([this] { watch(); }).detach();
+      started_ = true;
+    }
+    wake_.notify_one();
+  }
+
+  bool disarm() {
+    bool fired = false;
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      fired = fired_;
+      armed_ = false;
+      fired_ = false;
+    }
+    wake_.notify_one();
+    // Whether or not the script has raised it yet, nothing may be raised once the case is over.
+    if (fired) host::withdraw_script_interrupt();
+    return fired;
+  }
+
+ private:
+  Watchdog() = default;
+
+  void watch() {
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+      if (!armed_) {
+        wake_.wait(lock);
+      } else if (!fired_) {
+        if (Clock::now() < deadline_) {
+          wake_.wait_until(lock, deadline_);
+        } else {
+          fired_ = true;
+          host::interrupt_script(message_.c_str());
+        }
+      } else if (Clock::now() < stuck_deadline_) {
+        wake_.wait_until(lock, stuck_deadline_);
+      } else {
+        // The interrupt did not reach the case (a C function, a device wait, compiled code): the other
+        // ranks may be waiting for this one, so end the process and with it the job.
+        std::fprintf(stderr, "%s\n", stuck_message_.c_str());
+        std::fflush(stdout);
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
+    }
+  }
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  bool started_ = false;
+  bool armed_ = false;
+  bool fired_ = false;
+  Clock::time_point deadline_;
+  Clock::time_point stuck_deadline_;
+  std::string message_;
+  std::string stuck_message_;
+};
+
+}  // namespace
+}  // namespace iris::capi
+
+using namespace iris;
+
+extern "C" {
+
+int iris_testing_collect_files(const char* path, const char** list, size_t* bytes) {
+  return capi::guarded([&] {
+    std::error_code ec;
+    std::filesystem::file_status status = std::filesystem::status(path, ec);
+    if (!std::filesystem::exists(status)) throw Error(Errc::usage, format("no such file or directory: %s", path));
+    std::vector<std::string> files;
+    if (std::filesystem::is_directory(status)) {
+      files = capi::lua_files_under(path);
+    } else {
+      files.push_back(path);
+    }
+    capi::t_file_list.clear();
+    for (const auto& f : files) {
+      capi::t_file_list += f;
+      capi::t_file_list.push_back('\0');
+    }
+    *list = capi::t_file_list.data();
+    *bytes = capi::t_file_list.size();
+  });
+}
+
+int iris_testing_exchange(const char* mine, size_t bytes, const char** all, uint64_t* lengths) {
+  return capi::guarded([&] {
+    comm::Comm& comm = capi::comm();
+    // A rank whose case failed early arrives here while another may still be in a collective of that
+    // case. Both see a mismatch: that rank's case fails with it and comes here; this rank tries again.
+    for (;;) {
+      try {
+        comm.announce(capi::kExchangeOp);
+        break;
+      } catch (const Error& e) {
+        if (e.code() != Errc::divergence) throw;
+      }
+    }
+    std::vector<std::vector<uint8_t>> parts = comm.allgatherv(mine, bytes);
+    capi::t_exchanged.clear();
+    for (size_t r = 0; r < parts.size(); ++r) {
+      capi::t_exchanged.append(parts[r].begin(), parts[r].end());
+      lengths[r] = parts[r].size();
+    }
+    *all = capi::t_exchanged.data();
+  });
+}
+
+int iris_testing_arm_timeout(double seconds, const char* message, double grace_seconds, const char* stuck_message) {
+  return capi::guarded([&] {
+    if (!(seconds > 0) || !(grace_seconds >= 0)) {
+      throw Error(Errc::invalid_argument, format("a timeout must be positive, got %g s", seconds));
+    }
+    capi::Watchdog::instance().arm(seconds, message, grace_seconds, stuck_message);
+  });
+}
+
+int iris_testing_disarm_timeout(void) { return capi::Watchdog::instance().disarm() ? 1 : 0; }
+
+}  // extern "C"

@@ -1,0 +1,31 @@
+// The element types of tensors (shared/API.md dtypes) as the C++ side needs them: sizes, and the
+// 16-bit float formats, which neither the host compiler nor Lua can convert on their own.
+//
+// Conversions round to nearest, ties to even, straight from double (rounding through float first
+// would round twice), overflow to infinity, and keep NaN a NaN.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace iris::heap {
+
+enum class ElementType { boolean, int8, uint8, int16, int32, uint32, int64, uint64, float16, bfloat16, float32, float64 };
+
+// "float32" -> ElementType::float32; throws Error(invalid_argument) naming the dtypes for anything else.
+ElementType element_type_named(const std::string& name);
+size_t element_size(ElementType type);
+bool is_floating(ElementType type);
+
+uint16_t float16_from_double(double value);
+double float16_to_double(uint16_t bits);
+uint16_t bfloat16_from_double(double value);
+double bfloat16_to_double(uint16_t bits);
+
+// Writes `value` as one element of `type` at `out` (integers: truncated toward zero, as a C cast;
+// the Lua side checks ranges before it asks).
+void store_element(ElementType type, double value, void* out);
+void store_element_int64(ElementType type, int64_t value, void* out);
+
+}  // namespace iris::heap

@@ -1,0 +1,445 @@
+-- Tensors on the symmetric heap (shared/API.md "Tensors"; docs/memory.md "Tensor representation").
+--
+-- A tensor is a Lua table:
+--   dtype       the dtype's name (public)
+--   _dt         the dtype's info (iris.dtypes)
+--   _shape      {d1, ..., dn};  _strides: element strides;  _ndim, _numel
+--   _contiguous row-major without gaps
+--   _offset     byte offset of the first element in the heap (the same on every rank)
+--   _ptr        typed pointer to the first element in this rank's heap (a device address)
+--   _alloc      uint64_t[2] {block offset, freed flag} shared by a tensor and all its views; its
+--               finalizer releases the block (local, deferred: iris.heap's release protocol)
+--   _view       made by view/narrow: keeps the base's block alive, cannot be freed itself
+--   _fixed      iris's own memory (ctx:heap_bases()): never freed, read-only
+-- Element access is 1-based. On a backend whose device memory the host can address (cpu) get/set and
+-- bulk reads go straight through the pointer; elsewhere through backend copies. This file has the
+-- representation, element access, views and free; iris.tensor_data the operations on whole tensors.
+local ffi = require "ffi"
+local errors = require "iris.errors"
+local C = ffi.C
+
+local M = {}
+
+local Tensor = {}
+Tensor.__index = Tensor
+M.Tensor = Tensor
+
+local uint8_ptr = ffi.typeof("uint8_t*")
+local alloc_t = ffi.typeof("uint64_t[2]")
+local NO_FIT = 0xffffffffffffffffULL
+
+-- Whether the host dereferences device addresses itself (set when the context is created).
+local host_direct = false
+local force_copies = false
+
+function M.attach()
+  host_direct = C.iris_host_addressable() == 1 and not force_copies
+end
+
+function M.host_direct() return host_direct end
+
+-- Tests only: take the path GPU backends take (backend copies) on the cpu backend too.
+function M.use_backend_copies(on)
+  force_copies = on and true or false
+  M.attach()
+end
+
+local function is_tensor(v) return getmetatable(v) == Tensor end
+M.is_tensor = is_tensor
+
+-- Where tensors were freed, for the message when one is used afterwards (weak: no leak).
+local freed_where = setmetatable({}, { __mode = "k" })
+
+local function freed_error(t, what)
+  local where = freed_where[t._alloc]
+  where = where and (" at " .. where) or ""
+  if t._view then
+    errors.raise("invalid_argument", "%s: the tensor this view shares memory with was freed (t:free()%s); "
+      .. "it cannot be used any more", what, where)
+  end
+  errors.raise("invalid_argument", "%s: this tensor was freed (t:free()%s); it cannot be used any more", what, where)
+end
+
+-- `t` must be a tensor that was not freed. `argument`: t is an argument, not the method's self (a
+-- self that is no tensor usually means a call with a dot instead of a colon).
+local function check_live(t, what, argument)
+  if not is_tensor(t) then
+    local hint = argument and "" or (" (call it as t:%s(...), with a colon)"):format(what:match("[:.](%w+)") or "method")
+    errors.raise("invalid_argument", "%s: expected a tensor, got %s%s", what, t == nil and "nil" or ("a " .. type(t)), hint)
+  end
+  if t._alloc[1] ~= 0 then freed_error(t, what) end
+end
+M.check_live = check_live
+
+local function check_writable(t, what)
+  if t._fixed then errors.raise("invalid_argument", "%s: this tensor is iris's own memory and is read-only", what) end
+end
+M.check_writable = check_writable
+
+-- Collection of a tensor (and every view of it) gone: the block goes back once every rank let go.
+local function release_block(alloc)
+  C.iris_heap_release(alloc[0])
+end
+
+---------------------------------------------------------------------------------------------------
+-- Shapes
+
+-- `shape` (an integer or a table of integers) -> dims table, numel. `what` names the caller.
+function M.check_shape(shape, what)
+  local dims = {}
+  if type(shape) == "number" then
+    dims[1] = shape
+  elseif type(shape) == "table" and not is_tensor(shape) then
+    for i = 1, #shape do dims[i] = shape[i] end
+    for k in pairs(shape) do
+      if type(k) ~= "number" or k < 1 or k > #shape or k % 1 ~= 0 then
+        errors.raise("invalid_argument", "%s: a shape is a list of sizes such as {2, 3}, got a table with key %s", what,
+          tostring(k))
+      end
+    end
+  else
+    errors.raise("invalid_argument", "%s: a shape is an integer or a table of integers such as {2, 3}, got a %s", what,
+      type(shape))
+  end
+  local numel = 1
+  for i = 1, #dims do
+    local d = dims[i]
+    if type(d) ~= "number" or d < 0 or d % 1 ~= 0 or d ~= d then
+      errors.raise("invalid_argument", "%s: size %s of dimension %d is not a non-negative integer", what, tostring(d), i)
+    end
+    numel = numel * d
+  end
+  if numel >= 2 ^ 53 then errors.raise("invalid_argument", "%s: %s elements are too many", what, tostring(numel)) end
+  return dims, numel
+end
+
+local function contiguous_strides(dims)
+  local strides, s = {}, 1
+  for d = #dims, 1, -1 do
+    strides[d] = s
+    s = s * dims[d]
+  end
+  return strides
+end
+
+-- Row-major without gaps (dimensions of size 1 may have any stride).
+local function is_contiguous(dims, strides)
+  local expected = 1
+  for d = #dims, 1, -1 do
+    if dims[d] ~= 1 and strides[d] ~= expected then return false end
+    expected = expected * dims[d]
+  end
+  return true
+end
+
+local function shape_text(dims)
+  return "{" .. table.concat(dims, ", ") .. "}"
+end
+M.shape_text = shape_text
+
+---------------------------------------------------------------------------------------------------
+-- Construction
+
+local function make(dt, dims, strides, numel, offset, ptr, alloc)
+  return setmetatable({
+    dtype = dt.name, _dt = dt,
+    _shape = dims, _strides = strides, _ndim = #dims, _numel = numel,
+    _contiguous = is_contiguous(dims, strides),
+    _offset = offset, _ptr = ptr, _alloc = alloc,
+    _view = false, _fixed = false,
+  }, Tensor)
+end
+
+local function heap_pointer(rank, offset, dt)
+  local base = C.iris_heap_base(rank)
+  if base == nil then errors.raise("invalid_argument", "call iris.init() first") end
+  return ffi.cast(dt.ptr_t, ffi.cast(uint8_ptr, base) + offset)
+end
+
+local offset_out = ffi.new("uint64_t[1]")
+
+-- Collective: a block of `bytes` at the same offset on every rank. A request that does not fit
+-- collects garbage on every rank (together: the allocator state is the same everywhere, so every rank
+-- learns "no fit" at once) and tries again; only then is it out of heap.
+local function allocate_block(op, bytes, zero)
+  local z = zero and 1 or 0
+  errors.check(C.iris_heap_allocate(op, bytes, z, 0, offset_out))
+  if offset_out[0] == NO_FIT then
+    -- One full cycle is enough: a tensor's block is released by the finalizer of its `_alloc` cdata,
+    -- which runs within the cycle that finds it unreachable (cdata hold no references, so nothing
+    -- waits for a second cycle).
+    collectgarbage("collect")
+    errors.check(C.iris_heap_allocate(op, bytes, z, 1, offset_out))
+  end
+  return tonumber(offset_out[0])
+end
+
+-- Collective: a new contiguous tensor. `op` names the call ("ctx:zeros()"); zero: fill with zeros.
+function M.allocate(op, dims, numel, dt, zero)
+  if C.iris_initialized() == 0 then errors.raise("invalid_argument", "%s: call iris.init() first", op) end
+  local offset = allocate_block(op, numel * dt.size, zero)
+  local alloc = ffi.gc(alloc_t(offset, 0), release_block)
+  return make(dt, dims, contiguous_strides(dims), numel, offset, heap_pointer(C.iris_rank(), offset, dt), alloc)
+end
+
+-- A tensor over iris's own memory at `offset` (ctx:heap_bases()): never freed, read-only.
+function M.fixed(offset, dims, dt)
+  local _, numel = M.check_shape(dims, "iris")
+  local t = make(dt, dims, contiguous_strides(dims), numel, offset, heap_pointer(C.iris_rank(), offset, dt),
+    alloc_t(offset, 0))
+  t._fixed = true
+  return t
+end
+
+-- The same elements as `t` in rank `rank`'s heap (the same offset there), as this rank reaches them.
+function M.peer_view(t, rank)
+  check_live(t, "peer view")
+  local v = make(t._dt, t._shape, t._strides, t._numel, t._offset, heap_pointer(rank, t._offset, t._dt), t._alloc)
+  v._view = true
+  return v
+end
+
+---------------------------------------------------------------------------------------------------
+-- Element access (hot paths: no closures, no tables)
+
+local function bad_index(t, what, d, i)
+  if type(i) ~= "number" or i % 1 ~= 0 then
+    errors.raise("invalid_argument", "%s: index %s for dimension %d is not an integer", what,
+      type(i) == "number" and tostring(i) or ("(a " .. type(i) .. ")"), d)
+  end
+  errors.raise("invalid_argument", "%s: index %d is out of range for dimension %d of size %d (indices start at 1)",
+    what, i, d, t._shape[d])
+end
+
+local function element_offset(t, what, d, i)
+  if type(i) ~= "number" or i < 1 or i > t._shape[d] or i % 1 ~= 0 then bad_index(t, what, d, i) end
+  return (i - 1) * t._strides[d]
+end
+
+local function count_error(t, what, given)
+  errors.raise("invalid_argument", "%s: a %d-d tensor takes %d ind%s, got %d", what, t._ndim, t._ndim,
+    t._ndim == 1 and "ex" or "ices", given)
+end
+
+-- Element offset from `n` indices given as varargs (any number of dimensions).
+local function general_offset(t, what, n, ...)
+  if n ~= t._ndim then count_error(t, what, n) end
+  local e = 0
+  for d = 1, n do e = e + element_offset(t, what, d, (select(d, ...))) end
+  return e
+end
+
+local function read_element(t, e)
+  local dt = t._dt
+  if host_direct then return dt.decode(t._ptr[e]) end
+  local scratch = dt.scratch
+  errors.check(C.iris_copy_to_host(scratch, t._ptr + e, dt.size))
+  return dt.decode(scratch[0])
+end
+
+local function write_element(t, e, v, what)
+  local dt = t._dt
+  if host_direct then
+    t._ptr[e] = dt.encode(v, what)
+    return
+  end
+  local scratch = dt.scratch
+  scratch[0] = dt.encode(v, what)
+  errors.check(C.iris_copy_from_host(t._ptr + e, scratch, dt.size))
+end
+
+function Tensor:get(...)
+  if getmetatable(self) ~= Tensor then check_live(self, "t:get") end
+  if self._alloc[1] ~= 0 then freed_error(self, "t:get") end
+  local n, nd = select("#", ...), self._ndim
+  local e
+  if n == 1 and nd == 1 then
+    local i = ...
+    e = element_offset(self, "t:get", 1, i)
+  elseif n == 2 and nd == 2 then
+    local i, j = ...
+    e = element_offset(self, "t:get", 1, i) + element_offset(self, "t:get", 2, j)
+  else
+    e = general_offset(self, "t:get", n, ...)
+  end
+  return read_element(self, e)
+end
+
+function Tensor:set(...)
+  if getmetatable(self) ~= Tensor then check_live(self, "t:set") end
+  if self._alloc[1] ~= 0 then freed_error(self, "t:set") end
+  if self._fixed then check_writable(self, "t:set") end
+  local n, nd = select("#", ...), self._ndim
+  local e, v
+  if n == 2 and nd == 1 then
+    local i
+    i, v = ...
+    e = element_offset(self, "t:set", 1, i)
+  elseif n == 3 and nd == 2 then
+    local i, j
+    i, j, v = ...
+    e = element_offset(self, "t:set", 1, i) + element_offset(self, "t:set", 2, j)
+  else
+    if n == 0 then errors.raise("invalid_argument", "t:set: give the indices, then the value") end
+    e = general_offset(self, "t:set", n - 1, ...)
+    v = select(n, ...)
+  end
+  write_element(self, e, v, "t:set")
+  return self
+end
+
+---------------------------------------------------------------------------------------------------
+-- Shape and identity
+
+function Tensor:shape()
+  check_live(self, "t:shape")
+  local out = {}
+  for d = 1, self._ndim do out[d] = self._shape[d] end
+  return out
+end
+
+function Tensor:stride()
+  check_live(self, "t:stride")
+  local out = {}
+  for d = 1, self._ndim do out[d] = self._strides[d] end
+  return out
+end
+
+-- Facts about the shape stay readable after t:free() (no memory is touched).
+local function check_tensor(t, what)
+  if not is_tensor(t) then check_live(t, what) end
+end
+
+function Tensor:numel()
+  check_tensor(self, "t:numel")
+  return self._numel
+end
+
+function Tensor:dim()
+  check_tensor(self, "t:dim")
+  return self._ndim
+end
+
+function Tensor:element_size()
+  check_tensor(self, "t:element_size")
+  return self._dt.size
+end
+
+function Tensor:nbytes()
+  check_tensor(self, "t:nbytes")
+  return self._numel * self._dt.size
+end
+
+function Tensor:is_contiguous()
+  check_tensor(self, "t:is_contiguous")
+  return self._contiguous
+end
+
+function Tensor:offset()
+  check_live(self, "t:offset")
+  return self._offset
+end
+
+-- The device address of the first element (what a kernel receives for this tensor).
+function Tensor:data_ptr()
+  check_live(self, "t:data_ptr")
+  return ffi.cast("void*", self._ptr)
+end
+
+---------------------------------------------------------------------------------------------------
+-- Views
+
+function Tensor:view(shape)
+  check_live(self, "t:view")
+  if not self._contiguous then
+    errors.raise("invalid_argument", "t:view: this tensor is not contiguous (a narrow() of it?); t:clone() it first")
+  end
+  local dims = {}
+  local inferred
+  if type(shape) == "table" then
+    for i = 1, #shape do
+      if shape[i] == -1 then
+        if inferred then errors.raise("invalid_argument", "t:view: only one size may be -1, got %s", shape_text(shape)) end
+        inferred = i
+        dims[i] = 1
+      else
+        dims[i] = shape[i]
+      end
+    end
+  else
+    dims = shape
+  end
+  local checked, numel = M.check_shape(dims, "t:view")
+  if inferred then
+    if numel == 0 or self._numel % numel ~= 0 then
+      errors.raise("invalid_argument", "t:view: cannot view %d elements as %s", self._numel, shape_text(shape))
+    end
+    checked[inferred] = self._numel / numel
+    numel = self._numel
+  end
+  if numel ~= self._numel then
+    errors.raise("invalid_argument", "t:view: shape %s has %d elements, the tensor has %d", shape_text(checked), numel,
+      self._numel)
+  end
+  local v = make(self._dt, checked, contiguous_strides(checked), numel, self._offset, self._ptr, self._alloc)
+  v._view = true
+  v._fixed = self._fixed
+  return v
+end
+
+function Tensor:narrow(dim, start, length)
+  check_live(self, "t:narrow")
+  local nd = self._ndim
+  if type(dim) ~= "number" or dim % 1 ~= 0 or dim < 1 or dim > nd then
+    errors.raise("invalid_argument", "t:narrow: dim %s is not a dimension of this %d-d tensor (1 to %d)", tostring(dim),
+      nd, nd)
+  end
+  local size = self._shape[dim]
+  if type(start) ~= "number" or start % 1 ~= 0 or start < 1 or start > size + 1 then
+    errors.raise("invalid_argument", "t:narrow: start %s is outside dimension %d of size %d (starts are 1-based)",
+      tostring(start), dim, size)
+  end
+  if type(length) ~= "number" or length % 1 ~= 0 or length < 0 or start - 1 + length > size then
+    errors.raise("invalid_argument", "t:narrow: length %s from start %d does not fit dimension %d of size %d",
+      tostring(length), start, dim, size)
+  end
+  local dims, strides = {}, {}
+  for d = 1, nd do
+    dims[d] = self._shape[d]
+    strides[d] = self._strides[d]
+  end
+  dims[dim] = length
+  local skip = (start - 1) * strides[dim]
+  local numel = 1
+  for d = 1, nd do numel = numel * dims[d] end
+  local v = make(self._dt, dims, strides, numel, self._offset + skip * self._dt.size, self._ptr + skip, self._alloc)
+  v._view = true
+  v._fixed = self._fixed
+  return v
+end
+
+---------------------------------------------------------------------------------------------------
+-- Whole-tensor operations
+
+function Tensor:free()
+  check_live(self, "t:free")
+  if self._fixed then errors.raise("invalid_argument", "t:free: this tensor is iris's own memory; it is never freed") end
+  if self._view then
+    errors.raise("invalid_argument", "t:free: this tensor is a view (t:view or t:narrow) sharing memory with another; "
+      .. "free that tensor instead")
+  end
+  local alloc = self._alloc
+  ffi.gc(alloc, nil)
+  alloc[1] = 1
+  freed_where[alloc] = errors.user_line()
+  errors.check(C.iris_heap_release(alloc[0]))
+end
+
+function Tensor:is_freed()
+  check_tensor(self, "t:is_freed")
+  return self._alloc[1] ~= 0
+end
+
+Tensor.__tostring = function(t) return require("iris.tensor_format").format(t) end
+
+return M

@@ -1,0 +1,75 @@
+#include "runtime/gpu/fault_report.hpp"
+
+#include <cstring>
+
+#include "core/error.hpp"
+
+namespace iris::runtime::gpu {
+
+void KernelsInFlight::launched(const std::string& label) {
+  ++total_;
+  // Launch loops repeat one label: check the last one first.
+  if (!labels_.empty() && labels_.back().first == label) {
+    ++labels_.back().second;
+    return;
+  }
+  for (auto& entry : labels_) {
+    if (entry.first == label) {
+      ++entry.second;
+      return;
+    }
+  }
+  if (labels_.size() < kDistinctLabels) {
+    labels_.emplace_back(label, 1);
+  } else {
+    ++others_;
+  }
+}
+
+void KernelsInFlight::clear() {
+  labels_.clear();
+  total_ = 0;
+  others_ = 0;
+}
+
+std::string KernelsInFlight::describe() const {
+  if (total_ == 0) return "none";
+  std::string text;
+  for (const auto& [label, count] : labels_) {
+    if (!text.empty()) text += ", ";
+    text += label;
+    if (count > 1) text += format(" x%llu", static_cast<unsigned long long>(count));
+  }
+  if (others_ > 0) text += format(" and %llu launches of other kernels", static_cast<unsigned long long>(others_));
+  return text;
+}
+
+std::string describe_mailbox(const abi::DeviceMailbox& mailbox) {
+  if (mailbox.failed == 0) return "";
+  std::string what(mailbox.what, strnlen(mailbox.what, sizeof mailbox.what));
+  if (what.empty()) what = "a device-side wait";
+  return format("%s on rank %d gave up after %.1f s: address 0x%llx held %lld, expected %lld (comparison %u)",
+                what.c_str(), mailbox.rank, mailbox.waited_seconds, static_cast<unsigned long long>(mailbox.address),
+                static_cast<long long>(mailbox.last_value), static_cast<long long>(mailbox.expected),
+                mailbox.comparison);
+}
+
+void FaultState::throw_if_faulted() const {
+  if (faulted()) throw Error(Errc::device_fault, message_);
+}
+
+void FaultState::raise(const std::string& driver_error, const char* call, int device, const std::string& device_name,
+                       const MappedHostBuffer& mailbox) {
+  if (faulted()) throw_if_faulted();
+  message_ = format("device fault on GPU %d (%s): %s, reported by %s; kernels launched since the last "
+                    "synchronization: %s",
+                    device, device_name.c_str(), driver_error.c_str(), call, in_flight_.describe().c_str());
+  if (mailbox.host && mailbox.bytes >= sizeof(abi::DeviceMailbox)) {
+    std::string report = describe_mailbox(*static_cast<const abi::DeviceMailbox*>(mailbox.host));
+    if (!report.empty()) message_ += "; " + report;
+  }
+  message_ += "; the GPU context is unusable now, the job ends";
+  throw Error(Errc::device_fault, message_);
+}
+
+}  // namespace iris::runtime::gpu
