@@ -17,7 +17,6 @@
 #include "heap/layout.hpp"
 #include "heap/symmetric_heap.hpp"
 #include "iris/impl/abi.h"
-#include "kernels/wait_report.hpp"
 #include "runtime/runtime.hpp"
 
 namespace iris::kernels {
@@ -96,18 +95,14 @@ RegistryOptions RegistryOptions::from_environment() {
   return o;
 }
 
-Registry::Registry(DeviceContext device, RegistryOptions options)
-    : device_(device), options_(std::move(options)) {
-  if (device_.mailbox.host == nullptr) {
-    device_.mailbox = device_.backend->allocate_mapped_host(sizeof(abi::DeviceMailbox));
-    owns_mailbox_ = true;
+Registry::Registry(DeviceContext device, RegistryOptions options) : device_(device), options_(std::move(options)) {
+  if (device_.mailbox.host == nullptr || device_.mailbox.bytes < sizeof(abi::DeviceMailbox)) {
+    throw Error(Errc::internal, "the kernel registry needs the job's mailbox (Runtime::mailbox)");
   }
-  std::memset(device_.mailbox.host, 0, sizeof(abi::DeviceMailbox));
 }
 
 Registry::~Registry() {
   programs_.clear();  // modules go before the backend that loaded them
-  if (owns_mailbox_) device_.backend->free_mapped_host(device_.mailbox);
 }
 
 Registry& Registry::of(runtime::Runtime& rt) {
@@ -214,18 +209,7 @@ void Registry::launch(const Kernel& kernel, const runtime::LaunchConfig& config,
   if (options_.launch_blocking) synchronize();
 }
 
-void Registry::synchronize() {
-  try {
-    backend().synchronize();
-  } catch (const Error& e) {
-    const auto* box = static_cast<const abi::DeviceMailbox*>(device_.mailbox.host);
-    if (e.code() != Errc::device_fault || box == nullptr || box->failed == 0) throw;
-    const std::string report =
-        describe_wait_failure(*box, static_cast<uint64_t>(reinterpret_cast<uintptr_t>(device_.heap_base)));
-    if (std::strstr(e.what(), " timed out after ") != nullptr) throw;  // the fault already says it
-    throw Error(Errc::device_fault, std::string(e.what()) + "\n" + report);
-  }
-}
+void Registry::synchronize() { backend().synchronize(); }
 
 void Registry::device_barrier() {
   if (device_.heap_bases == nullptr || device_.heap_base == nullptr) {

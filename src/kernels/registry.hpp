@@ -29,7 +29,7 @@ struct DeviceContext {
   int world_size = 1;
   const uint64_t* heap_bases = nullptr;  // device pointer to world_size entries; null without a heap
   void* heap_base = nullptr;             // this rank's heap (device pointer); null without a heap
-  runtime::MappedHostBuffer mailbox;     // an abi::DeviceMailbox; allocated by the registry when empty
+  runtime::MappedHostBuffer mailbox;     // the job's abi::DeviceMailbox, watched by the backend
 };
 
 struct RegistryOptions {
@@ -59,7 +59,8 @@ class Registry {
   Program& compile(ProgramSource source);
 
   void launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args);
-  // Waits for this rank's device work; a fault's message gets the failed wait's report when there is one.
+  // Waits for this rank's device work (a fault's message names a failed wait: the backend watches the
+  // mailbox).
   void synchronize();
   // ctx:device_barrier(): every rank's device waits for every other's (asynchronous like a launch).
   void device_barrier();
@@ -81,7 +82,6 @@ class Registry {
 
   DeviceContext device_;
   RegistryOptions options_;
-  bool owns_mailbox_ = false;
   std::unique_ptr<compiler::KernelCache> cache_;
   std::string include_dir_;
   std::map<std::string, std::unique_ptr<compiler::Compiler>> compilers_;

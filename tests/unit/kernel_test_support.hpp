@@ -54,6 +54,7 @@ struct CpuDevice {
     device.heap_bases = heap_bases;
     device.heap_base = heaps[rank];
     device.mailbox = {&mailbox, &mailbox, sizeof(mailbox)};
+    backend.watch_mailbox(device.mailbox);
     registry = std::make_unique<kernels::Registry>(device, options);
   }
   ~CpuDevice() {

@@ -1,9 +1,9 @@
 // Signals and bounded waits (iris.hpp documents them).
 //
 // A wait that gives up writes what it waited for into the job's mailbox (host memory the device can
-// write: it stays readable after the fault) and traps. The host then reports, at the next
-// synchronization, "wait_until timed out after 10.0 s on rank 1: waited for *0x... (heap offset 64)
-// == 1, last value 0" instead of hanging. On the cpu backend the trap carries the same text.
+// write: it stays readable after the fault) and traps. The backend watches the mailbox and reports, at
+// the next synchronization, "wait_until on rank 1 gave up after 10.0 s: address 0x7f3a00001000 held 0,
+// expected 1 (comparison 0)" (runtime/gpu/fault_report.hpp, the same text on every backend).
 #ifndef IRIS_IMPL_WAIT_HPP
 #define IRIS_IMPL_WAIT_HPP
 
@@ -19,17 +19,6 @@ IRIS_DEVICE bool satisfies(T seen, Cmp cmp, T value) {
     case Cmp::le: return seen <= value;
     case Cmp::gt: return seen > value;
     default: return seen >= value;
-  }
-}
-
-IRIS_DEVICE const char* cmp_symbol(Cmp cmp) {
-  switch (cmp) {
-    case Cmp::eq: return "==";
-    case Cmp::ne: return "!=";
-    case Cmp::lt: return "<";
-    case Cmp::le: return "<=";
-    case Cmp::gt: return ">";
-    default: return ">=";
   }
 }
 
@@ -50,16 +39,7 @@ IRIS_DEVICE const char* cmp_symbol(Cmp cmp) {
     box->what[i] = '\0';
     fence(release, sys);
   }
-#if defined(IRIS_PLATFORM_CPU)
-  static thread_local char message[256];
-  const uintptr_t base = state.heap_bases != nullptr ? static_cast<uintptr_t>(state.heap_bases[state.rank]) : 0;
-  snprintf(message, sizeof(message), "%s timed out after %.1f s on rank %d: waited for *%p (heap offset %lld) %s %lld, last value %lld",
-           what, static_cast<double>(waited_ns) * 1e-9, static_cast<int>(state.rank), address,
-           static_cast<long long>(reinterpret_cast<uintptr_t>(address) - base), cmp_symbol(cmp), expected, last);
-  trap(message);
-#else
   trap(what);
-#endif
 }
 
 // The bounded spin behind wait_until (and iris's own device barrier, which names itself in `what`).

@@ -65,7 +65,7 @@ void CpuBackend::synchronize() { execution_->synchronize(); }
 std::unique_ptr<Module> CpuBackend::load_module(const std::vector<uint8_t>& code) { return execution_->load_module(code); }
 void CpuBackend::launch(Module& module, void* function, const LaunchConfig& config, void** args,
                         const std::string& kernel_label) {
-  execution_->launch(module, function, config, args, kernel_label);
+  execution_->launch(module, function, config, args, kernel_label, mailbox_);
 }
 std::unique_ptr<Event> CpuBackend::create_event() { return execution_->create_event(); }
 double CpuBackend::time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,

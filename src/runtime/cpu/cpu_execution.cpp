@@ -14,7 +14,9 @@
 #include "comm/comm.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
+#include "iris/impl/abi.h"
 #include "runtime/cpu/cpu_executor.hpp"
+#include "runtime/gpu/fault_report.hpp"
 
 namespace iris::runtime {
 namespace {
@@ -116,12 +118,18 @@ std::unique_ptr<Module> CpuExecution::load_module(const std::vector<uint8_t>& co
 }
 
 void CpuExecution::launch(Module&, void* function, const LaunchConfig& config, void** args,
-                          const std::string& kernel_label) {
+                          const std::string& kernel_label, const MappedHostBuffer& mailbox) {
   synchronize();  // a faulted device runs nothing more
-  const std::string fault = executor().run(reinterpret_cast<cpu::KernelEntry>(function), args, config);
-  if (!fault.empty()) {
-    fault_ = format("device fault in kernel %s on rank %d: %s", kernel_label.c_str(), comm.rank(), fault.c_str());
+  const cpu::LaunchFault fault = executor().run(reinterpret_cast<cpu::KernelEntry>(function), args, config);
+  if (!fault) return;
+  // A wait that gave up left its report in the mailbox: the same words every backend uses.
+  std::string what = fault.what;
+  if (mailbox.host != nullptr && mailbox.bytes >= sizeof(abi::DeviceMailbox)) {
+    const std::string report = gpu::describe_mailbox(*static_cast<const abi::DeviceMailbox*>(mailbox.host));
+    if (!report.empty()) what = report;
   }
+  fault_ = format("device fault in kernel %s on rank %d: %s%s", kernel_label.c_str(), comm.rank(), what.c_str(),
+                  fault.where.c_str());
 }
 
 std::unique_ptr<Event> CpuExecution::create_event() { return std::make_unique<CpuEvent>(); }

@@ -24,7 +24,10 @@ struct CpuExecution {
 
   void synchronize();
   std::unique_ptr<Module> load_module(const std::vector<uint8_t>& code);
-  void launch(Module& module, void* function, const LaunchConfig& config, void** args, const std::string& kernel_label);
+  // `mailbox`: the watched abi::DeviceMailbox (Backend::watch_mailbox), possibly empty: a kernel that
+  // trapped because a wait gave up is reported with the wait's report.
+  void launch(Module& module, void* function, const LaunchConfig& config, void** args, const std::string& kernel_label,
+              const MappedHostBuffer& mailbox);
   std::unique_ptr<Event> create_event();
   double time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args, int iterations);
 

@@ -62,11 +62,11 @@ struct Launch {
   std::atomic<uint64_t> next_block{0};
   std::atomic<bool> aborted{false};
   std::mutex fault_mutex;
-  std::string fault;  // the first fault of the launch
+  LaunchFault fault;  // the first fault of the launch
 
-  void record_fault(const std::string& what) {
+  void record_fault(const std::string& what, const std::string& where) {
     std::lock_guard<std::mutex> lock(fault_mutex);
-    if (fault.empty()) fault = what;
+    if (!fault) fault = {what, where};
     aborted.store(true);
   }
 };
@@ -303,7 +303,7 @@ void participate(Launch& launch) {
     const std::string where = fw.fault_located
                                   ? " in block " + dim_text(fw.fault_block) + " thread " + dim_text(fw.fault_thread)
                                   : "";
-    launch.record_fault((fw.fault_signal != 0 ? describe_signal(fw) : fw.trap_reason) + where);
+    launch.record_fault(fw.fault_signal != 0 ? describe_signal(fw) : fw.trap_reason, where);
     fw.fault_signal = 0;
     fw.fault_in_stack_guard = false;
     fw.reclaim_all_fibers();
@@ -435,7 +435,7 @@ Executor::~Executor() = default;
 
 int Executor::threads() const { return static_cast<int>(pool_->threads.size()) + 1; }
 
-std::string Executor::run(KernelEntry entry, void** args, const LaunchConfig& config) {
+LaunchFault Executor::run(KernelEntry entry, void** args, const LaunchConfig& config) {
   const Dim3& g = config.grid;
   const Dim3& b = config.block;
   if (g.x == 0 || g.y == 0 || g.z == 0 || b.x == 0 || b.y == 0 || b.z == 0) {

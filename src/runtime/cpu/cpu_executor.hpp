@@ -9,7 +9,7 @@
 //   - __syncthreads() parks the fiber until every thread of the block that has not returned arrives
 //     (threads that returned early do not hold the others up, as on NVIDIA and AMD GPUs).
 //   - A fault inside a kernel (SIGSEGV, SIGBUS, SIGFPE, SIGILL, a trap, a timed-out wait) ends the launch
-//     and is returned as text, never a crash: the worker jumps back to where it took the block.
+//     and is returned, never a crash: the worker jumps back to where it took the block.
 #pragma once
 
 #include <cstddef>
@@ -27,6 +27,14 @@ using KernelEntry = void (*)(void** args, abi::CpuThreadState* state);
 // Largest dynamic shared memory a launch may ask for (a per-thread buffer of this size is reserved).
 constexpr size_t kMaxDynamicSharedBytes = 1 << 20;
 
+// The first fault of a launch: what happened ("illegal address 0x10 (SIGSEGV)", or a trap's reason)
+// and where (" in block (1,0,0) thread (5,0,0)"); `what` is empty when the launch did not fault.
+struct LaunchFault {
+  std::string what;
+  std::string where;
+  explicit operator bool() const { return !what.empty(); }
+};
+
 class Executor {
  public:
   // `threads`: how many OS threads run blocks (the launching thread is one of them).
@@ -36,9 +44,9 @@ class Executor {
   Executor& operator=(const Executor&) = delete;
 
   int threads() const;
-  // Runs every block; returns "" or the first fault ("illegal address 0x10 (SIGSEGV) in block (1,0,0)
-  // thread (5,0,0)"). Throws Error(launch) for a configuration no GPU would accept.
-  std::string run(KernelEntry entry, void** args, const LaunchConfig& config);
+  // Runs every block; returns the first fault, if any. Throws Error(launch) for a configuration no GPU
+  // would accept.
+  LaunchFault run(KernelEntry entry, void** args, const LaunchConfig& config);
 
   // The function table cpu modules are bound to (__iris_cpu_bind).
   static const abi::CpuRuntime* runtime_table();
