@@ -14,6 +14,7 @@
 #include "compiler/hash.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "heap/layout.hpp"
 #include "heap/symmetric_heap.hpp"
 #include "iris/impl/abi.h"
@@ -50,25 +51,28 @@ const char* kBarrierSource = "kernels/device_barrier.hip";
 
 }  // namespace
 
-std::vector<runtime::CodeTarget> parse_cross_targets(const std::string& text) {
-  std::vector<runtime::CodeTarget> targets;
+std::vector<CrossTarget> parse_cross_targets(const std::string& text) {
+  std::vector<CrossTarget> targets;
   std::stringstream in(text);
   for (std::string entry; std::getline(in, entry, ',');) {
     entry = trim(entry);
     if (entry.empty()) continue;
-    const size_t colon = entry.find(':');
-    const std::string platform = entry.substr(0, colon);
-    const std::string arch = colon == std::string::npos ? "" : trim(entry.substr(colon + 1));
+    const bool optional = entry.back() == '?';
+    const std::string name = optional ? entry.substr(0, entry.size() - 1) : entry;
+    const size_t colon = name.find(':');
+    const std::string platform = name.substr(0, colon);
+    const std::string arch = colon == std::string::npos ? "" : trim(name.substr(colon + 1));
     if (platform == "cuda" && (arch.rfind("sm_", 0) == 0 || arch.rfind("compute_", 0) == 0)) {
-      targets.push_back({"nvrtc", arch});
+      targets.push_back({{"nvrtc", arch}, optional});
     } else if (platform == "hip" && arch.rfind("gfx", 0) == 0) {
-      targets.push_back({"hiprtc", arch});
+      targets.push_back({{"hiprtc", arch}, optional});
     } else if (platform == "cpu") {
-      targets.push_back({"cxx", arch.empty() ? host_arch() : arch});
+      targets.push_back({{"cxx", arch.empty() ? host_arch() : arch}, optional});
     } else {
       throw Error(Errc::environment, "IRIS_CROSS_COMPILE: '" + entry +
-                                         "' is not a target; write cuda:sm_XX, hip:gfxNNN or cpu, separated by commas "
-                                         "(e.g. cuda:sm_90,hip:gfx90a)");
+                                         "' is not a target; write cuda:sm_XX, hip:gfxNNN or cpu, separated by commas, "
+                                         "with a ? after those to leave out where their compiler is missing "
+                                         "(e.g. cuda:sm_90,hip:gfx90a?)");
     }
   }
   return targets;
@@ -135,6 +139,20 @@ compiler::Compiler& Registry::compiler(const std::string& kind) {
   return *slot;
 }
 
+bool Registry::compiler_available(const std::string& kind) {
+  auto [known, inserted] = compiler_available_.emplace(kind, true);
+  if (inserted) {
+    try {
+      compiler(kind).identity();
+    } catch (const Error& e) {
+      if (e.code() != Errc::environment) throw;
+      known->second = false;
+      log::write(log::Level::info, "IRIS_CROSS_COMPILE: leaving out the optional " + kind + " target: " + e.what());
+    }
+  }
+  return known->second;
+}
+
 Program& Registry::compile(ProgramSource source) {
   compiler::Hasher key;
   key.add(source.source).add(source.origin).add(source.file_name).add(source.description);
@@ -185,8 +203,10 @@ std::unique_ptr<runtime::Module> Registry::build(const ProgramSource& source, co
 
   const runtime::CodeTarget own = backend().code_target();
   compiler::CompiledCode code = compile_for(own, unit, options, names, source.description, false);
-  for (const runtime::CodeTarget& target : options_.cross_targets) {
+  for (const CrossTarget& cross : options_.cross_targets) {
+    const runtime::CodeTarget& target = cross.target;
     if (target.compiler == own.compiler && target.arch == own.arch) continue;
+    if (cross.optional && !compiler_available(target.compiler)) continue;
     // User flags are meant for the own compiler (-ffast-math means nothing to NVRTC): defines only.
     std::vector<std::string> defines(options.begin(), options.begin() + static_cast<long>(source.defines.size()));
     compile_for(target, unit, defines, names, source.description, true);

@@ -32,9 +32,16 @@ struct DeviceContext {
   runtime::MappedHostBuffer mailbox;     // the job's abi::DeviceMailbox, watched by the backend
 };
 
+// A target IRIS_CROSS_COMPILE names. An optional one ("hip:gfx90a?") is left out where its compiler is
+// not installed: test environments carried to machines without hiprtc (the NVIDIA GPU machines).
+struct CrossTarget {
+  runtime::CodeTarget target;
+  bool optional = false;
+};
+
 struct RegistryOptions {
   std::string cache_dir;
-  std::vector<runtime::CodeTarget> cross_targets;  // compiled too, never launched
+  std::vector<CrossTarget> cross_targets;  // compiled too, never launched
   int64_t wait_timeout_ns = 10'000'000'000;
   bool launch_blocking = false;
   // From IRIS_CACHE_DIR, IRIS_CROSS_COMPILE, IRIS_WAIT_TIMEOUT, IRIS_LAUNCH_BLOCKING; throws
@@ -42,8 +49,8 @@ struct RegistryOptions {
   static RegistryOptions from_environment();
 };
 
-// "cuda:sm_90,hip:gfx90a,cpu" -> targets; throws Error(environment) naming a bad entry.
-std::vector<runtime::CodeTarget> parse_cross_targets(const std::string& text);
+// "cuda:sm_90,hip:gfx90a?,cpu" -> targets; throws Error(environment) naming a bad entry.
+std::vector<CrossTarget> parse_cross_targets(const std::string& text);
 
 class Registry {
  public:
@@ -78,6 +85,8 @@ class Registry {
                                      const std::vector<std::string>& options, const std::vector<std::string>& names,
                                      const std::string& what, bool cross);
   compiler::Compiler& compiler(const std::string& kind);
+  // Whether the compiler of `kind` is installed here (asked once; says so when it is not).
+  bool compiler_available(const std::string& kind);
   compiler::KernelCache& cache();
 
   DeviceContext device_;
@@ -85,6 +94,7 @@ class Registry {
   std::unique_ptr<compiler::KernelCache> cache_;
   std::string include_dir_;
   std::map<std::string, std::unique_ptr<compiler::Compiler>> compilers_;
+  std::map<std::string, bool> compiler_available_;
   std::map<std::string, std::unique_ptr<Program>> programs_;  // by digest of source, options and origin
   Kernel* barrier_kernel_ = nullptr;
   uint64_t barrier_epoch_ = 0;

@@ -13,6 +13,7 @@
 #include "compiler/cache.hpp"
 #include "compiler/compiler.hpp"
 #include "compiler/device_sources.hpp"
+#include "compiler/dynamic_library.hpp"
 #include "compiler/files.hpp"
 #include "compiler/hash.hpp"
 #include "kernel_test_support.hpp"
@@ -207,7 +208,12 @@ TEST_CASE("template instances compile on first request; earlier kernels keep wor
 
 TEST_CASE("IRIS_CROSS_COMPILE compiles every kernel for the listed targets and reports their errors",
           "[unit][compiler]") {
-  CHECK(iris::kernels::parse_cross_targets(" cuda:sm_90 ,hip:gfx90a,cpu").size() == 3);
+  const auto targets = iris::kernels::parse_cross_targets(" cuda:sm_90 ,hip:gfx90a?,cpu");
+  REQUIRE(targets.size() == 3);
+  CHECK(targets[0].target.compiler == "nvrtc");
+  CHECK_FALSE(targets[0].optional);
+  CHECK(targets[1].target.arch == "gfx90a");
+  CHECK(targets[1].optional);
   CHECK_THAT(error_of([] { iris::kernels::parse_cross_targets("cuda:gfx90a"); }),
              Catch::Contains("'cuda:gfx90a' is not a target"));
 
@@ -228,4 +234,18 @@ TEST_CASE("IRIS_CROSS_COMPILE compiles every kernel for the listed targets and r
   CHECK(code == Errc::compile);
   CHECK_THAT(message, Catch::Contains("cannot compile the snippet at cross.lua:4 for gfx90a (hiprtc, IRIS_CROSS_COMPILE)"));
   CHECK_THAT(message, Catch::Contains("snippet:2:"));
+}
+
+TEST_CASE("a run-time compiler that is not installed is an error naming what was looked for", "[unit][compiler]") {
+  Errc code{};
+  const std::string message = error_of(
+      [] {
+        iris::compiler::DynamicLibrary({"libiris-no-such-compiler.so.1", "/nowhere/libnvrtc.so.13"},
+                                       "nvrtcCreateProgram", "NVRTC-like", "Install it or set CUDA_HOME.");
+      },
+      &code);
+  CHECK(code == Errc::environment);
+  CHECK_THAT(message, Catch::StartsWith("NVRTC-like not found; tried:\n  libiris-no-such-compiler.so.1: "));
+  CHECK_THAT(message, Catch::Contains("\n  /nowhere/libnvrtc.so.13: "));
+  CHECK_THAT(message, Catch::EndsWith("\nInstall it or set CUDA_HOME."));
 }
