@@ -27,4 +27,18 @@ expect_error("expects 6 arguments (float* buf, int n, iris::Context ctx, bool fl
   function() mod.k:launch(cfg, buf, 1) end)
 expect_error("cfg.block must be an integer or {x, y, z}, got nil",
   function() mod.k:launch({ grid = 1 }, buf, 1, ctx, true, 0, buf) end)
+expect_error("k:launch: a block of 32 x 32 x 2 = 2048 threads; at most 1024",
+  function() mod.k:launch({ grid = 1, block = { 32, 32, 2 } }, buf, 1, ctx, true, 0, buf) end)
+
+-- A compile error: the compiler's log, its lines counted in the snippet, and the script line where
+-- the snippet's first line is (found in this file, though LuaJIT reports the call's last line).
+local first_line = debug.getinfo(1, "l").currentline + 2
+local ok, err = pcall(iris.compile, [[
+__global__ void broken(int* p) {
+  p[0] = undeclared_name;
+}]])
+assert(not ok, "a broken snippet compiled")
+assert(err:find("kernels_arguments.lua:" .. first_line .. " for ", 1, true), err)
+assert(err:find("snippet[:(]2"), err) -- host compiler and hiprtc: snippet:2:5, NVRTC: snippet(2)
+assert(err:find("undeclared_name", 1, true), err)
 print(("rank %d: argument checks against real tensors correct"):format(ctx.rank))
