@@ -51,7 +51,7 @@ std::unique_ptr<Compiler> make_hiprtc_compiler() {
   flavor.what = "hiprtc (libhiprtc.so or libamdhip64.so)";
   flavor.missing_hint = "Install HIP (the Debian package libamdhip64-dev, or ROCm) or set ROCM_PATH to it.";
   flavor.fixed_flags = {"-std=c++17", "-O3"};
-  flavor.job_flags = [](const DynamicLibrary&, const CompileJob& job) {
+  flavor.job_flags = [](const std::string&, const CompileJob& job) {
     return std::vector<std::string>{"--offload-arch=" + job.arch, "-I" + job.include_dir};
   };
   flavor.alternative_name = demangled_spelling;

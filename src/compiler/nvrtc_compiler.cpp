@@ -32,10 +32,9 @@ std::vector<std::string> library_candidates() {
 
 // The directory holding cuda_fp16.h and cuda_bf16.h: CUDA_HOME, CUDA_PATH, /usr/local/cuda, or next to
 // the NVRTC library that was loaded.
-std::string cuda_include_dir(const DynamicLibrary& library) {
+std::string cuda_include_dir(const std::string& lib) {
   std::vector<std::string> candidates =
       toolkit_directories(kCudaRootVariables, {"/usr/local/cuda"}, {"include", "targets/x86_64-linux/include"});
-  const std::string& lib = library.path();
   const size_t slash = lib.find_last_of('/');
   if (slash != std::string::npos) {
     const std::string lib_dir = lib.substr(0, slash);
@@ -62,7 +61,7 @@ std::unique_ptr<Compiler> make_nvrtc_compiler() {
   flavor.what = "NVRTC (libnvrtc.so.13 or libnvrtc.so.12)";
   flavor.missing_hint = kCudaHint;
   flavor.fixed_flags = {"-std=c++17", "-lineinfo"};
-  flavor.job_flags = [include = std::string()](const DynamicLibrary& library, const CompileJob& job) mutable {
+  flavor.job_flags = [include = std::string()](const std::string& library, const CompileJob& job) mutable {
     if (include.empty()) include = cuda_include_dir(library);
     return std::vector<std::string>{"--gpu-architecture=" + job.arch, "-I" + job.include_dir, "-I" + include};
   };

@@ -1,7 +1,11 @@
 #include "compiler/rtc_compiler.hpp"
 
+#include <dlfcn.h>
+
+#include <cstdlib>
 
 #include "core/error.hpp"
+#include "runtime/gpu/dynamic_library.hpp"
 
 namespace iris::compiler {
 namespace {
@@ -36,7 +40,7 @@ class RtcCompiler final : public Compiler {
   CompiledCode compile(const CompileJob& job) override {
     load();
     count_compiler_invocation();
-    std::vector<std::string> options = flavor_.job_flags(*library_, job);
+    std::vector<std::string> options = flavor_.job_flags(library_path_, job);
     options.insert(options.end(), flavor_.fixed_flags.begin(), flavor_.fixed_flags.end());
     options.insert(options.end(), job.options.begin(), job.options.end());
     std::vector<const char*> option_pointers;
@@ -83,15 +87,26 @@ class RtcCompiler final : public Compiler {
  private:
   void load() {
     if (library_) return;
-    library_ = std::make_unique<DynamicLibrary>(flavor_.library_candidates,
-                                                (std::string(flavor_.prefix) + "CreateProgram").c_str(), flavor_.what,
-                                                flavor_.missing_hint);
+    const std::string create = std::string(flavor_.prefix) + "CreateProgram";
+    auto library = runtime::gpu::DynamicLibrary::open(flavor_.library_candidates, flavor_.what, flavor_.missing_hint);
+    void* create_function = library.symbol(create.c_str());
+    if (create_function == nullptr) {
+      throw Error(Errc::environment, format("%s: %s has no %s; %s", flavor_.what.c_str(), library.name().c_str(),
+                                            create.c_str(), flavor_.missing_hint.c_str()));
+    }
+    Dl_info info{};
+    library_path_ = dladdr(create_function, &info) != 0 && info.dli_fname != nullptr ? info.dli_fname : library.name();
+    library_ = std::make_unique<runtime::gpu::DynamicLibrary>(library);
     const std::string p = flavor_.prefix;
     const std::string code = flavor_.code_function;
-    auto fn = [&](const std::string& name) { return library_->function<void*>(name.c_str()); };
+    auto fn = [&](const std::string& name) {
+      void* f = library_->symbol(name.c_str());
+      if (f == nullptr) throw Error(Errc::environment, flavor_.what + " (" + library_path_ + ") has no function " + name);
+      return f;
+    };
     api_.version = reinterpret_cast<decltype(api_.version)>(fn(p + "Version"));
     api_.error_string = reinterpret_cast<decltype(api_.error_string)>(fn(p + "GetErrorString"));
-    api_.create = reinterpret_cast<decltype(api_.create)>(fn(p + "CreateProgram"));
+    api_.create = reinterpret_cast<decltype(api_.create)>(create_function);
     api_.destroy = reinterpret_cast<decltype(api_.destroy)>(fn(p + "DestroyProgram"));
     api_.add_name_expression = reinterpret_cast<decltype(api_.add_name_expression)>(fn(p + "AddNameExpression"));
     api_.compile = reinterpret_cast<decltype(api_.compile)>(fn(p + "CompileProgram"));
@@ -117,13 +132,14 @@ class RtcCompiler final : public Compiler {
 
   void check(int status, const std::string& what) const {
     if (status != 0) {
-      throw Error(Errc::compile, format("%s (%s) could not %s: %s", flavor_.kind, library_->path().c_str(),
+      throw Error(Errc::compile, format("%s (%s) could not %s: %s", flavor_.kind, library_path_.c_str(),
                                         what.c_str(), api_.error_string(status)));
     }
   }
 
   RtcFlavor flavor_;
-  std::unique_ptr<DynamicLibrary> library_;
+  std::unique_ptr<runtime::gpu::DynamicLibrary> library_;
+  std::string library_path_;
   RtcApi api_{};
   std::string identity_;
 };
@@ -132,6 +148,22 @@ class RtcCompiler final : public Compiler {
 
 std::unique_ptr<Compiler> make_rtc_compiler(RtcFlavor flavor) {
   return std::make_unique<RtcCompiler>(std::move(flavor));
+}
+
+std::vector<std::string> toolkit_directories(const std::vector<const char*>& env_vars,
+                                             const std::vector<std::string>& fallbacks,
+                                             const std::vector<std::string>& subdirs) {
+  std::vector<std::string> roots;
+  for (const char* var : env_vars) {
+    const char* value = std::getenv(var);
+    if (value != nullptr && *value != '\0') roots.emplace_back(value);
+  }
+  roots.insert(roots.end(), fallbacks.begin(), fallbacks.end());
+  std::vector<std::string> directories;
+  for (const std::string& root : roots) {
+    for (const std::string& sub : subdirs) directories.push_back(sub.empty() ? root : root + "/" + sub);
+  }
+  return directories;
 }
 
 }  // namespace iris::compiler

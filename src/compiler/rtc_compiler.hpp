@@ -1,4 +1,6 @@
 // NVRTC and hiprtc have the same API shape (hiprtc copies NVRTC's): one implementation, two flavors.
+// The library is opened at run time (runtime/gpu/dynamic_library.hpp, as the GPU backends open their
+// drivers), so iris-lua starts where it is not installed.
 #pragma once
 
 #include <functional>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "compiler/compiler.hpp"
-#include "compiler/dynamic_library.hpp"
 
 namespace iris::compiler {
 
@@ -22,12 +23,19 @@ struct RtcFlavor {
   // them invalidates cached code.
   std::vector<std::string> fixed_flags;
   // The flags that depend on the job and the machine: architecture, include directories.
-  std::function<std::vector<std::string>(const DynamicLibrary& library, const CompileJob& job)> job_flags;
+  // `library_path`: the file the library was loaded from.
+  std::function<std::vector<std::string>(const std::string& library_path, const CompileJob& job)> job_flags;
   // Another spelling of a name expression to try when the compiler does not resolve the first (hiprtc
   // before ROCm 6 matches names textually against its demangled symbols); empty: none.
   std::function<std::string(const std::string& name)> alternative_name;
 };
 
 std::unique_ptr<Compiler> make_rtc_compiler(RtcFlavor flavor);
+
+// Directories a toolkit may be in: <root>/<subdir> for the value of each variable that is set, then for
+// each fallback root.
+std::vector<std::string> toolkit_directories(const std::vector<const char*>& env_vars,
+                                             const std::vector<std::string>& fallbacks,
+                                             const std::vector<std::string>& subdirs);
 
 }  // namespace iris::compiler

@@ -13,7 +13,7 @@
 #include "compiler/cache.hpp"
 #include "compiler/compiler.hpp"
 #include "compiler/device_sources.hpp"
-#include "compiler/dynamic_library.hpp"
+#include "compiler/rtc_compiler.hpp"
 #include "compiler/files.hpp"
 #include "compiler/hash.hpp"
 #include "kernel_test_support.hpp"
@@ -237,15 +237,18 @@ TEST_CASE("IRIS_CROSS_COMPILE compiles every kernel for the listed targets and r
 }
 
 TEST_CASE("a run-time compiler that is not installed is an error naming what was looked for", "[unit][compiler]") {
+  iris::compiler::RtcFlavor flavor;
+  flavor.kind = "nvrtc";
+  flavor.prefix = "nvrtc";
+  flavor.code_function = "CUBIN";
+  flavor.library_candidates = {"libiris-no-such-compiler.so.1", "/nowhere/libnvrtc.so.13"};
+  flavor.what = "NVRTC-like";
+  flavor.missing_hint = "install it or set CUDA_HOME";
+  auto compiler = iris::compiler::make_rtc_compiler(flavor);
   Errc code{};
-  const std::string message = error_of(
-      [] {
-        iris::compiler::DynamicLibrary({"libiris-no-such-compiler.so.1", "/nowhere/libnvrtc.so.13"},
-                                       "nvrtcCreateProgram", "NVRTC-like", "Install it or set CUDA_HOME.");
-      },
-      &code);
+  const std::string message = error_of([&] { compiler->identity(); }, &code);
   CHECK(code == Errc::environment);
-  CHECK_THAT(message, Catch::StartsWith("NVRTC-like not found; tried:\n  libiris-no-such-compiler.so.1: "));
-  CHECK_THAT(message, Catch::Contains("\n  /nowhere/libnvrtc.so.13: "));
-  CHECK_THAT(message, Catch::EndsWith("\nInstall it or set CUDA_HOME."));
+  CHECK_THAT(message, Catch::StartsWith("cannot load NVRTC-like: tried libiris-no-such-compiler.so.1 ("));
+  CHECK_THAT(message, Catch::Contains("/nowhere/libnvrtc.so.13 ("));
+  CHECK_THAT(message, Catch::EndsWith("; install it or set CUDA_HOME"));
 }
