@@ -30,17 +30,15 @@ __global__ void pull(const uint8_t* src, uint8_t* dst, size_t n, iris::Context c
 local src = ctx:zeros(bytes, "uint8")
 local dst = ctx:zeros(bytes, "uint8")
 local cfg = { grid = blocks, block = threads }
-local kernels = require "iris.kernel"
 
 ctx:barrier()
 if ctx.rank == 0 then
   local peer = 1
   -- Where rank 1's dst is, as this rank sees it: its heap base here plus the tensor's heap offset.
-  local bases = ctx:heap_bases():to_table()
-  local peer_dst = ffi.cast("char*", bases[peer + 1]) + dst:offset()
-  local own_src = ffi.cast("char*", bases[ctx.rank + 1]) + src:offset()
+  local peer_dst = ffi.cast("char*", ffi.C.iris_heap_base(peer)) + dst:offset()
+  local own_src = ffi.cast("char*", ffi.C.iris_heap_base(ctx.rank)) + src:offset()
   local gbs = function(r) return bytes / (r.median_ms * 1e-3) / 1e9 end
-  local copy_engine = iris.bench(function() kernels.copy_device(peer_dst, own_src, bytes) end)
+  local copy_engine = iris.bench(function() assert(ffi.C.iris_copy_device(peer_dst, own_src, bytes) == 0) end)
   local put = iris.bench(function() mod.push:launch(cfg, src, dst, bytes, ctx, peer) end)
   local get = iris.bench(function() mod.pull:launch(cfg, src, dst, bytes, ctx, peer) end)
   print(("backend %s, %s one way, %d blocks x %d threads (median of %d):"):format(ctx.backend, size_text, blocks,

@@ -9,11 +9,6 @@
 #include "iris/impl/abi.h"
 #include "kernels/registry.hpp"
 
-// The device header's 16-bit float conversions, compiled for the host: one implementation for both.
-#define IRIS_PLATFORM_CPU 1
-#define IRIS_HOST_DEVICE inline
-#include "iris/impl/float16.hpp"
-
 using namespace iris;
 
 static_assert(sizeof(iris_context_data) == sizeof(abi::ContextData) &&
@@ -109,16 +104,8 @@ int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uin
   });
 }
 
-int iris_device_synchronize(void) {
-  return capi::guarded([&] { kernels::current_registry().synchronize(); });
-}
-
 int iris_device_barrier(void) {
   return capi::guarded([&] { kernels::current_registry().device_barrier(); });
-}
-
-int iris_device_copy(void* dst, const void* src, uint64_t bytes) {
-  return capi::guarded([&] { kernels::current_registry().backend().copy_device(dst, src, bytes); });
 }
 
 int iris_timer_create(iris_timer** out) {
@@ -142,13 +129,6 @@ int iris_timer_stop(iris_timer* timer, double* milliseconds) {
     timer->stop->record();
     *milliseconds = timer->stop->elapsed_ms_since(*timer->start);
   });
-}
-
-uint16_t iris_float_to_half_bits(double value) {
-  return iris::detail::float_to_half_bits(static_cast<float>(value));
-}
-uint16_t iris_float_to_bfloat16_bits(double value) {
-  return iris::detail::float_to_bfloat16_bits(static_cast<float>(value));
 }
 
 }  // extern "C"

@@ -60,23 +60,14 @@ int iris_kernel_launch(iris_kernel* kernel, const uint32_t* dims, uint64_t share
 int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uint64_t shared_bytes, void** args,
                                   int iterations, double* seconds);
 
-/* Waits for this rank's device work; a fault's message includes a failed wait's report. */
-int iris_device_synchronize(void);
 /* ctx:device_barrier() (asynchronous, like a launch). */
 int iris_device_barrier(void);
-/* Device-to-device copy (also to or from a peer's mapped heap): the copy-engine reference of the
- * bandwidth benchmark. */
-int iris_device_copy(void* dst, const void* src, uint64_t bytes);
 
 /* Device-event timing (iris.bench): start, stop, milliseconds between them (waits for the stop). */
 int iris_timer_create(iris_timer** out);
 void iris_timer_destroy(iris_timer* timer);
 int iris_timer_start(iris_timer* timer);
 int iris_timer_stop(iris_timer* timer, double* milliseconds);
-
-/* The bit patterns of 16-bit float kernel arguments (round to nearest even). */
-uint16_t iris_float_to_half_bits(double value);
-uint16_t iris_float_to_bfloat16_bits(double value);
 /* cdef:end */
 
 #ifdef __cplusplus

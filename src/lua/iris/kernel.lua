@@ -150,7 +150,7 @@ local function marshal_code(p, i)
   elseif p.kind == PARAM_FLOAT then
     return ("  if type(%s) ~= 'number' then %s end\n  %s[0] = %s\n"):format(a, bad, s, a)
   elseif p.kind == PARAM_FLOAT16 or p.kind == PARAM_BFLOAT16 then
-    local convert = p.kind == PARAM_FLOAT16 and "iris_float_to_half_bits" or "iris_float_to_bfloat16_bits"
+    local convert = p.kind == PARAM_FLOAT16 and "iris_float16_from_double" or "iris_bfloat16_from_double"
     return ("  if type(%s) ~= 'number' then %s end\n  %s[0] = C.%s(%s)\n"):format(a, bad, s, convert, a)
   elseif p.kind == PARAM_BOOL then
     return ("  if type(%s) ~= 'boolean' then %s end\n  %s[0] = %s\n"):format(a, bad, s, a)
@@ -441,17 +441,6 @@ end
 
 function M.device_barrier(ctx)
   errors.check(C.iris_device_barrier())
-end
-
--- Waits for this rank's device work, reporting a fault (with a failed wait's report) at the caller's line.
-function M.synchronize()
-  errors.check(C.iris_device_synchronize())
-end
-
--- A device-to-device copy of `bytes` between raw device addresses (the copy-engine reference of
--- scripts/bench/bandwidth_bench.lua).
-function M.copy_device(dst, src, bytes)
-  errors.check(C.iris_device_copy(dst, src, bytes))
 end
 
 return M
