@@ -394,16 +394,14 @@ const std::map<std::string, std::string>& vector_element() {
 // "unsigned long int" -> "uint64_t"; "" when the words are not an integer/char type.
 std::string fundamental_integer(const std::vector<std::string>& words) {
   int longs = 0;
-  bool is_unsigned = false, is_signed = false, is_char = false, is_short = false;
+  bool is_unsigned = false, is_char = false, is_short = false;
   for (const std::string& w : words) {
     if (w == "long") ++longs;
     else if (w == "unsigned") is_unsigned = true;
-    else if (w == "signed") is_signed = true;
     else if (w == "char") is_char = true;
     else if (w == "short") is_short = true;
-    else if (w != "int") return "";
+    else if (w != "int" && w != "signed") return "";
   }
-  (void)is_signed;
   if (is_char) return is_unsigned ? "uint8_t" : "int8_t";  // plain char is signed on the hosts iris runs on
   if (is_short) return is_unsigned ? "uint16_t" : "int16_t";
   if (longs > 0) return is_unsigned ? "uint64_t" : "int64_t";  // LP64: long is 64-bit
