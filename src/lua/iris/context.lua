@@ -98,7 +98,7 @@ end
 local function check_context(self, what)
   if getmetatable(self) ~= Context then
     errors.raise("invalid_argument", "%s: call it on the context with a colon: ctx:%s(...)", what,
-      what:match("ctx:(%w+)") or "method")
+      what:match("ctx:([%w_]+)") or "method")
   end
 end
 M.check_context = check_context

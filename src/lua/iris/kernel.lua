@@ -20,19 +20,12 @@ local MAX_BLOCK_THREADS = 1024
 
 -- ---- values as messages name them ---------------------------------------------------------------------
 
-local tensor_module -- iris.tensor, loaded at the first tensor parameter (the memory work provides it)
-
-local function tensors()
-  if tensor_module == nil then
-    local ok, module = pcall(require, "iris.tensor")
-    tensor_module = ok and module or false
-  end
-  return tensor_module or nil
-end
+-- iris.tensor's is_tensor, looked up when first needed (the unit tests put a stand-in in its place).
+local tensor_is_tensor
 
 local function is_tensor(v)
-  local t = tensors()
-  return t ~= nil and t.is_tensor(v)
+  if not tensor_is_tensor then tensor_is_tensor = require("iris.tensor").is_tensor end
+  return tensor_is_tensor(v)
 end
 
 local function describe(v)
@@ -432,14 +425,13 @@ function M.install(iris)
 
   iris.bench = bench
 
-  -- ctx:device_barrier(), on the context's methods once the context module provides them.
-  local context = package.loaded["iris.context"]
-  if type(context) == "table" and type(context.Context) == "table" then
-    context.Context.device_barrier = M.device_barrier
-  end
+  require("iris.context").Context.device_barrier = M.device_barrier
 end
 
+-- ctx:device_barrier(): a barrier among the ranks' devices (kernels/device_barrier.hip), asynchronous
+-- like a launch.
 function M.device_barrier(ctx)
+  require("iris.context").check_context(ctx, "ctx:device_barrier")
   errors.check(C.iris_device_barrier())
 end
 
