@@ -235,16 +235,17 @@ function Module:kernel(name)
     errors.raise("invalid_argument", "mod:kernel(name): name must be a string such as \"scale<float>\", got %s",
       describe(name))
   end
-  local cached = self.kernels[name]
+  local cached = self._kernels[name]
   if cached then return cached end
   local out = ffi.new("iris_kernel*[1]")
-  errors.check(C.iris_program_kernel(self.program, name, out))
+  errors.check(C.iris_program_kernel(self._program, name, out))
   local canonical = ffi.string(C.iris_kernel_name(out[0]))
-  local kernel = self.kernels[canonical] or make_kernel(out[0])
-  self.kernels[canonical], self.kernels[name] = kernel, kernel
+  local kernel = self._kernels[canonical] or make_kernel(out[0])
+  self._kernels[canonical], self._kernels[name] = kernel, kernel
   return kernel
 end
 
+-- mod.NAME is mod:kernel("NAME"); the module's own fields start with "_", so no kernel name hides them.
 local module_mt = {
   __index = function(self, key)
     local method = Module[key]
@@ -252,7 +253,7 @@ local module_mt = {
     if type(key) ~= "string" then return nil end
     return Module.kernel(self, key)
   end,
-  __tostring = function(self) return "iris module " .. self.origin end,
+  __tostring = function(self) return "iris module " .. self._origin end,
 }
 
 local function define_value(name, v)
@@ -319,7 +320,7 @@ local function compile(source, opts, origin, description, file_name)
   local out = ffi.new("iris_program*[1]")
   errors.check(C.iris_compile(source, #source, origin, description, file_name, c_defines, #defines / 2, c_options,
     #options, out))
-  return setmetatable({ program = out[0], origin = origin, kernels = {} }, module_mt)
+  return setmetatable({ _program = out[0], _origin = origin, _kernels = {} }, module_mt)
 end
 
 -- ---- timing ------------------------------------------------------------------------------------------------
