@@ -1,0 +1,42 @@
+#!/bin/bash
+# The figures of docs/perf.md and the issues' GPU checks, in one go on a GPU machine, from a build
+# carried there (tests/gpu/pack_build.sh). Each step's output goes to $OUT/bench.log (or
+# <build>/gpu-logs) and to the terminal.
+#   tests/gpu/run_benchmarks.sh <build-dir> [backend, default cuda]
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+backend=${2:-cuda}
+logs=${OUT:-$build/gpu-logs}
+mkdir -p "$logs"
+log=$logs/bench.log
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export IRIS_BACKEND=$backend IRIS_CACHE_DIR=${IRIS_CACHE_DIR:-$logs/kernel-cache}
+iris=$build/bin/iris-lua
+cd "$root"
+
+step() {  # <title> <command...>: runs it with a time limit, logs it, never stops the sequence
+  local title=$1
+  shift
+  echo "=== $title: $*" | tee -a "$log"
+  local started=$SECONDS
+  timeout 180 "$@" 2>&1 | tee -a "$log"
+  echo "=== exit ${PIPESTATUS[0]} after $((SECONDS - started)) s" | tee -a "$log"
+}
+
+step "heap symmetry, 2 ranks on 2 GPUs" mpirun -np 2 "$iris" tests/lua/heap_symmetry.lua 4194304
+step "heap symmetry, 4 ranks sharing 2 GPUs" mpirun -np 4 --oversubscribe "$iris" tests/lua/heap_symmetry.lua 4194304
+step "heap setup and allocation latency" mpirun -np 2 "$iris" scripts/bench/heap_bench.lua 1GiB 2000
+step "compile: cold vs cache hit" "$iris" scripts/bench/compile_bench.lua
+step "launch overhead" "$iris" scripts/bench/launch_bench.lua 100000
+step "put_block/get_block vs copy engine" mpirun -np 2 "$iris" scripts/bench/bandwidth_bench.lua 1GiB
+step "put_block/get_block vs copy engine, 264 blocks x 1024" mpirun -np 2 "$iris" scripts/bench/bandwidth_bench.lua 1GiB 264 1024
+step "put_block/get_block vs copy engine, 2112 blocks x 512" mpirun -np 2 "$iris" scripts/bench/bandwidth_bench.lua 1GiB 2112 512
+# The REPL at 2 ranks through a pseudo-terminal (script(1)): an expression, Ctrl-C in a loop, :ranks, Ctrl-D.
+repl_keys() {
+  sleep 8; printf 'ctx = iris.init()\r'; sleep 4; printf 'ctx:arange(4)\r'; sleep 2
+  printf 'iris.rank() * 10\r'; sleep 2; printf 'local x = 0 while true do x = x + 1 end\r'; sleep 3
+  printf '\003'; sleep 3; printf ':ranks\r'; sleep 2; printf '\004'; sleep 4
+}
+step "REPL at 2 ranks on a terminal" bash -c "$(declare -f repl_keys); repl_keys | script -qfec 'mpirun -np 2 $iris' /dev/null"
