@@ -31,8 +31,7 @@ step "heap setup and allocation latency" mpirun -np 2 "$iris" scripts/bench/heap
 step "compile: cold vs cache hit" "$iris" scripts/bench/compile_bench.lua
 step "launch overhead" "$iris" scripts/bench/launch_bench.lua 100000
 step "put_block/get_block vs copy engine" mpirun -np 2 "$iris" scripts/bench/bandwidth_bench.lua 1GiB
-step "put_block/get_block vs copy engine, 264 blocks x 1024" mpirun -np 2 "$iris" scripts/bench/bandwidth_bench.lua 1GiB 264 1024
-step "put_block/get_block vs copy engine, 2112 blocks x 512" mpirun -np 2 "$iris" scripts/bench/bandwidth_bench.lua 1GiB 2112 512
+step "put_block/get_block vs copy engine: shapes" mpirun -np 2 "$iris" scripts/bench/bandwidth_bench.lua 1GiB sweep
 # The REPL at 2 ranks through a pseudo-terminal (script(1)): an expression, Ctrl-C in a loop, :ranks, Ctrl-D.
 repl_keys() {
   sleep 8; printf 'ctx = iris.init()\r'; sleep 4; printf 'ctx:arange(4)\r'; sleep 2

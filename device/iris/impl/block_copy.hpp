@@ -12,18 +12,23 @@ IRIS_DEVICE unsigned int block_thread_index() {
 }
 IRIS_DEVICE unsigned int block_thread_count() { return blockDim.x * blockDim.y * blockDim.z; }
 
-// n 16-byte chunks, 4 in flight per thread.
+// How many 16-byte loads each thread has in flight before its stores. Remote loads over NVLink/xGMI
+// take microseconds; more in flight hides more of that, at the cost of registers. Tunable per
+// compile (iris.compile(src, {defines = {IRIS_BLOCK_COPY_UNROLL = 8}})); docs/perf.md has the sweep.
+#ifndef IRIS_BLOCK_COPY_UNROLL
+#define IRIS_BLOCK_COPY_UNROLL 4
+#endif
+
+// n 16-byte chunks, IRIS_BLOCK_COPY_UNROLL in flight per thread.
 IRIS_DEVICE void copy_chunks16(const uint4* src, uint4* dst, size_t n, size_t t, size_t stride) {
+  constexpr int kInFlight = IRIS_BLOCK_COPY_UNROLL;
   size_t i = t;
-  for (; i + 3 * stride < n; i += 4 * stride) {
-    const uint4 a = src[i];
-    const uint4 b = src[i + stride];
-    const uint4 c = src[i + 2 * stride];
-    const uint4 d = src[i + 3 * stride];
-    dst[i] = a;
-    dst[i + stride] = b;
-    dst[i + 2 * stride] = c;
-    dst[i + 3 * stride] = d;
+  for (; i + (kInFlight - 1) * stride < n; i += kInFlight * stride) {
+    uint4 v[kInFlight];
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k) v[k] = src[i + k * stride];
+#pragma unroll
+    for (int k = 0; k < kInFlight; ++k) dst[i + k * stride] = v[k];
   }
   for (; i < n; i += stride) dst[i] = src[i];
 }
