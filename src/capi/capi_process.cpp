@@ -72,6 +72,10 @@ int iris_broadcast_bytes(void* data, size_t bytes, int root) {
   return capi::guarded([&] { capi::comm().broadcast(data, bytes, root); });
 }
 
+int iris_comm_renew(void) {
+  return capi::guarded([&] { capi::comm().renew(); });
+}
+
 double iris_wall_time(void) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }

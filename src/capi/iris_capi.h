@@ -44,6 +44,8 @@ int iris_parse_byte_size(const char* text, const char* what, uint64_t* out);
 /* Host collectives for the Lua side: announce() catches divergent calls (see src/comm/comm.hpp). */
 int iris_announce(const char* op, uint64_t arg, uint64_t* args_of_all_ranks);
 int iris_broadcast_bytes(void* data, size_t bytes, int root);
+/* Collective: continue on fresh communicators after Ctrl-C left collectives out of step (the REPL). */
+int iris_comm_renew(void);
 /* Steady clock in seconds, for timing on the host. */
 double iris_wall_time(void);
 /* cdef:end */

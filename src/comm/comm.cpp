@@ -221,6 +221,14 @@ std::vector<std::vector<uint8_t>> Comm::allgatherv(const void* mine, size_t byte
   return out;
 }
 
+void Comm::renew() {
+  if (!mpi_) return;
+  // MPI_COMM_WORLD itself carries no iris traffic, so duplicating it is never out of step.
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &m_->world), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &m_->node),
+            "MPI_Comm_split_type");
+}
+
 void Comm::abort(int exit_code) {
   std::fflush(stdout);
   std::fflush(stderr);

@@ -56,6 +56,12 @@ class Comm {
   // Same as allgather, but among the ranks of this node only (local_size() * bytes).
   void node_allgather(const void* mine, size_t bytes, void* all);
 
+  // Collective, on every rank at the same point: after Ctrl-C stopped some ranks inside a collective
+  // that others had not joined (or had left), the ranks' collectives are out of step. Continues on
+  // fresh communicators; the abandoned operations stay on the old ones, which are never used again
+  // (they are not freed: freeing a communicator with an operation that never completes is not safe).
+  void renew();
+
   // Ends the whole job with `exit_code`: under MPI every rank ends (MPI_Abort); alone, the process exits.
   [[noreturn]] void abort(int exit_code);
 

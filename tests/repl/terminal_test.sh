@@ -229,6 +229,10 @@ session_interrupt() {
     type_line "'alive after ' .. 'a lonely collective'"
     expect "alive after a lonely collective"
     wait_prompt
+    # The ranks' collectives are in step again: one that every rank joins completes.
+    type_line "require('ffi').C.iris_announce('together', 0, nil) == 0 and 'together ' .. 'again'"
+    expect "together again"
+    wait_prompt
   fi
 
   press C-d

@@ -262,8 +262,13 @@ end
 -- Runs a shared command on this rank and brings every rank's record to rank 0.
 local function execute(command, world_size)
   C.iris_repl_begin_command(command.sequence)
-  local record = command.kind == "quit" and { status = "ok", out = "", err = "", exit_code = 0 }
-    or perform(command, world_size)
+  local record
+  if command.kind == "quit" or command.kind == "renew" then
+    record = { status = "ok", out = "", err = "", exit_code = 0 }
+    if command.kind == "renew" then errors.check(C.iris_comm_renew()) end
+  else
+    record = perform(command, world_size)
+  end
   local records = gather_records(record, world_size)
   return records, C.iris_repl_end_command()
 end
@@ -369,8 +374,8 @@ local function interrupted_inside_iris(records, world_size)
   return false
 end
 
-local OUT_OF_STEP_NOTE = "note: Ctrl-C stopped a rank inside iris, perhaps in a collective; if the next "
-  .. "collective hangs or fails, the ranks are out of step: restart iris-lua"
+local OUT_OF_STEP_NOTE = "note: Ctrl-C stopped a rank inside iris, perhaps in a collective; the ranks' "
+  .. "collectives continue afresh, but a tensor being allocated then may be lost to the heap"
 
 -- The session -------------------------------------------------------------------------------------
 
@@ -405,8 +410,13 @@ local function serve_rank0(input, world_size)
       local records, presses = execute(shared, world_size)
       if presses > 0 and input ~= INPUT_PIPE then io.stdout:write("\n") end -- after the echoed ^C
       print_records(records, world_size)
-      if presses > 0 and interrupted_inside_iris(records, world_size) then
-        io.stderr:write(OUT_OF_STEP_NOTE, "\n")
+      if presses > 0 then
+        -- Some rank may have left a collective the others never joined (iris's or the user's own
+        -- through the FFI): every rank moves to fresh communicators together, so the next collective
+        -- pairs up again.
+        sequence = sequence + 1
+        execute(decode_command(share_command(encode_command({ kind = "renew" }, sequence))), world_size)
+        if interrupted_inside_iris(records, world_size) then io.stderr:write(OUT_OF_STEP_NOTE, "\n") end
       end
       for r = 0, world_size - 1 do
         if records[r].status == "error" then failed = true end
