@@ -162,7 +162,7 @@ iris.test("tensors against tables, scalars and tensors", function()
       iris.assert_equal, t, { 1, 2, 3, 4, 5 })
     expect_failure(EQ .. "dtype mismatch: got float32, expected float64",
       iris.assert_equal, t, tensor("float64", { 2, 3 }, { 1, 2, 3, 4, 5, 6 }))
-    expect_failure(EQ .. "shape mismatch: got a float32 tensor of shape [2, 3], expected a int32 tensor of shape [6]; dtype mismatch: got float32, expected int32",
+    expect_failure(EQ .. "shape mismatch: got a float32 tensor of shape [2, 3], expected an int32 tensor of shape [6]; dtype mismatch: got float32, expected int32",
       iris.assert_equal, t, tensor("int32", { 6 }, { 1, 2, 3, 4, 5, 6 }))
     expect_failure(EQ .. "got a float32 tensor of shape [2, 3], expected a table", iris.assert_equal, t, { a = 1 })
   end)

@@ -117,7 +117,7 @@ local cfg = {grid = 1, block = 1}
 local f32, i32 = tensor("float32", 4), tensor("int32", 4)
 expect_error("test.lua:9: k (test.lua:2) expects 6 arguments (float* buf, int n, iris::Context ctx, bool flag, double x, uint8_t small), got 3",
   function() k:launch(cfg, f32, 1, ctx) end)
-expect_error("k (test.lua:2): argument 1 'buf' (float*) expects a float32 tensor, got a int32 tensor",
+expect_error("k (test.lua:2): argument 1 'buf' (float*) expects a float32 tensor, got an int32 tensor",
   function() k:launch(cfg, i32, 1, ctx, true, 1, 1) end)
 expect_error("argument 1 'buf' (float*) expects a float32 tensor, got number 5", function() k:launch(cfg, 5, 1, ctx, true, 1, 1) end)
 expect_error("argument 2 'n' (int) expects an integer in [-2147483648, 2147483647], got number 1.5",
@@ -204,7 +204,7 @@ local k = mod:kernel("fill<int64_t>")
 assert(mod:kernel("fill< int64_t >") == k)
 k:launch({grid = 1, block = 1}, t, 4)
 assert(t.storage[3] == 6)
-expect_error("argument 1 'x' (int64_t*) expects a int64 tensor, got a float32 tensor",
+expect_error("argument 1 'x' (int64_t*) expects an int64 tensor, got a float32 tensor",
   function() k:launch({grid = 1, block = 1}, tensor("float32", 1), 1) end)
 local flag = tensor("int32", 1)
 mod.flag:launch({grid = 1, block = 1}, flag)

@@ -164,7 +164,10 @@ local function read_side(v, tensors)
 end
 
 local function what_it_is(side)
-  if side.kind == "tensor" then return ("a %s tensor of shape %s"):format(side.dtype, format_shape(side.shape)) end
+  if side.kind == "tensor" then
+    local article = side.dtype:sub(1, 1) == "i" and "an" or "a" -- "an int32 tensor", "a float32 tensor"
+    return ("%s %s tensor of shape %s"):format(article, side.dtype, format_shape(side.shape))
+  end
   if side.kind == "array" then return ("a table of shape %s"):format(format_shape(side.shape)) end
   if side.kind == "table" then return "a table" end
   local v = side.value

@@ -28,8 +28,13 @@ local function is_tensor(v)
   return tensor_is_tensor(v)
 end
 
+-- "an int32 tensor", "a float32 tensor", "a uint8 tensor"
+local function a_tensor_of(dtype)
+  return (dtype:sub(1, 1) == "i" and "an %s tensor" or "a %s tensor"):format(dtype)
+end
+
 local function describe(v)
-  if is_tensor(v) then return ("a %s tensor"):format(v.dtype) end
+  if is_tensor(v) then return a_tensor_of(v.dtype) end
   local kind = type(v)
   if kind == "number" then return ("number %s"):format(tostring(v)) end
   if kind == "string" then return ("string %q"):format(#v > 40 and v:sub(1, 40) .. "..." or v) end
@@ -41,7 +46,7 @@ end
 local function expected(param)
   local k = param.kind
   if k == PARAM_POINTER then
-    return param.dtype == "" and "a tensor" or ("a %s tensor"):format(param.dtype)
+    return param.dtype == "" and "a tensor" or a_tensor_of(param.dtype)
   elseif k == PARAM_INTEGER then
     return ("an integer in [%.0f, %.0f]"):format(param.min, param.max)
   elseif k == PARAM_BOOL then
