@@ -9,10 +9,8 @@ local opts = patterns.options(arg, {
   name = "00_load",
   about = "one rank at a time reads another rank's buffer; GB/s for every pair against the copy engine",
   dtypes = patterns.DATA_DTYPES,
-  methods = { block = "ctx.get_block, 16-byte reads by whole blocks (as Iris's block loads)",
-    element = "ctx.load, one element per thread per step" },
-  cpu = { size = "256KiB", dtype = "float32", method = "block", iters = 3, warmup = 1, grid = 8, block = 64 },
-  gpu = { size = "1GiB", dtype = "float32", method = "block", iters = 10, warmup = 2, grid = 1056, block = 512 },
+  methods = patterns.LOAD_METHODS,
+  defaults = patterns.DATA_DEFAULTS,
 })
 if not opts then return end -- --help
 
@@ -43,21 +41,17 @@ patterns.print_header(ctx, opts, "rank ROW reads rank COLUMN's buffer into its o
     opts.method == "element" and "ctx.load per element" or "ctx.get_block", opts.grid, opts.block))
 local mine = {} -- this rank's row: its reads, by the rank read
 local progress = patterns.progress(ctx, world * world)
-for reader = 0, world - 1 do
-  for owner = 0, world - 1 do
-    progress.step("%d reads %d", reader, owner)
-    local me = ctx.rank == reader
-    if me then dst:fill(0) end
-    local ms = patterns.time(ctx, opts, function()
-      if me then load:launch(cfg, src, dst, n, ctx, owner) end
-    end)
-    if me and opts.validate then check(dst, { rank = owner }, ("rank %d's read of rank %d"):format(reader, owner)) end
-    -- The reference, the same bytes the same way: the copy engine from owner's heap into this one.
-    local copy_ms = patterns.time(ctx, opts, function()
-      if me then patterns.copy_device(dst, reader, src, owner) end
-    end)
-    if me then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), copy_gbs = patterns.gbs(opts.bytes, copy_ms) } end
-  end
+for reader, owner in patterns.pairs(world) do
+  progress.step("%d reads %d", reader, owner)
+  local me = ctx.rank == reader
+  if me then dst:fill(0) end
+  local ms = patterns.time(ctx, opts, function()
+    if me then load:launch(cfg, src, dst, n, ctx, owner) end
+  end)
+  if me and opts.validate then check(dst, { rank = owner }, ("rank %d's read of rank %d"):format(reader, owner)) end
+  -- The reference, the same bytes the same way: the copy engine from owner's heap into this one.
+  local copy_gbs = patterns.copy_engine_gbs(ctx, opts, reader, dst, reader, src, owner)
+  if me then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), copy_gbs = copy_gbs } end
 end
 progress.finish()
 

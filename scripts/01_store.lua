@@ -9,10 +9,8 @@ local opts = patterns.options(arg, {
   name = "01_store",
   about = "one rank at a time writes its buffer into another rank's; GB/s for every pair against the copy engine",
   dtypes = patterns.DATA_DTYPES,
-  methods = { block = "ctx.put_block, 16-byte writes by whole blocks (as Iris's block stores)",
-    element = "ctx.store, one element per thread per step" },
-  cpu = { size = "256KiB", dtype = "float32", method = "block", iters = 3, warmup = 1, grid = 8, block = 64 },
-  gpu = { size = "1GiB", dtype = "float32", method = "block", iters = 10, warmup = 2, grid = 1056, block = 512 },
+  methods = patterns.STORE_METHODS,
+  defaults = patterns.DATA_DEFAULTS,
 })
 if not opts then return end -- --help
 
@@ -43,24 +41,20 @@ patterns.print_header(ctx, opts, "rank ROW writes its buffer into rank COLUMN's"
     opts.method == "element" and "ctx.store per element" or "ctx.put_block", opts.grid, opts.block))
 local mine = {} -- this rank's row: its writes, by the rank written to
 local progress = patterns.progress(ctx, world * world)
-for writer = 0, world - 1 do
-  for owner = 0, world - 1 do
-    progress.step("%d writes to %d", writer, owner)
-    local me = ctx.rank == writer
-    if ctx.rank == owner then inbox:fill(0) end -- (patterns.time starts with a barrier)
-    local ms = patterns.time(ctx, opts, function()
-      if me then store:launch(cfg, src, inbox, n, ctx, owner) end
-    end)
-    -- The owner checks what arrived: patterns.time ended with a barrier, after the writer's kernels.
-    if ctx.rank == owner and opts.validate then
-      check(inbox, { rank = writer }, ("rank %d's write into rank %d"):format(writer, owner))
-    end
-    -- The reference, the same bytes the same way: the copy engine from this heap into owner's.
-    local copy_ms = patterns.time(ctx, opts, function()
-      if me then patterns.copy_device(inbox, owner, src, writer) end
-    end)
-    if me then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), copy_gbs = patterns.gbs(opts.bytes, copy_ms) } end
+for writer, owner in patterns.pairs(world) do
+  progress.step("%d writes to %d", writer, owner)
+  local me = ctx.rank == writer
+  if ctx.rank == owner then inbox:fill(0) end -- (patterns.time starts with a barrier)
+  local ms = patterns.time(ctx, opts, function()
+    if me then store:launch(cfg, src, inbox, n, ctx, owner) end
+  end)
+  -- The owner checks what arrived: patterns.time ended with a barrier, after the writer's kernels.
+  if ctx.rank == owner and opts.validate then
+    check(inbox, { rank = writer }, ("rank %d's write into rank %d"):format(writer, owner))
   end
+  -- The reference, the same bytes the same way: the copy engine from this heap into owner's.
+  local copy_gbs = patterns.copy_engine_gbs(ctx, opts, writer, inbox, owner, src, writer)
+  if me then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), copy_gbs = copy_gbs } end
 end
 progress.finish()
 

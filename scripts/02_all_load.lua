@@ -9,11 +9,9 @@ local opts = patterns.options(arg, {
   name = "02_all_load",
   about = "every rank reads every other rank's buffer at the same time; GB/s per pair against the copy engine",
   dtypes = patterns.DATA_DTYPES,
-  methods = { block = "ctx.get_block, 16-byte reads by whole blocks (as Iris's block loads)",
-    element = "ctx.load, one element per thread per step" },
+  methods = patterns.LOAD_METHODS,
+  defaults = patterns.DATA_DEFAULTS,
   help = { size = "bytes read from each other rank: 1048576, 256MiB, 1GiB", grid = "blocks per launch for each other rank" },
-  cpu = { size = "256KiB", dtype = "float32", method = "block", iters = 3, warmup = 1, grid = 8, block = 64 },
-  gpu = { size = "1GiB", dtype = "float32", method = "block", iters = 10, warmup = 2, grid = 1056, block = 512 },
 })
 if not opts then return end -- --help
 patterns.require_ranks(2)
@@ -57,7 +55,7 @@ progress.step("all ranks reading at once")
 local ms = patterns.time(ctx, opts, function()
   load_all:launch({ grid = opts.grid * others, block = opts.block }, src, rows, n, ctx)
 end)
-local mine = {}
+local mine = { total_gbs = patterns.gbs(opts.bytes * others, ms) }
 for peer = 0, world - 1 do
   if peer ~= ctx.rank then
     if opts.validate then check(row(peer), { rank = peer }, ("rank %d's read of rank %d"):format(ctx.rank, peer)) end
@@ -65,19 +63,12 @@ for peer = 0, world - 1 do
   end
 end
 -- The reference: the copy engine from each other rank's heap into this one, one pair at a time.
-for reader = 0, world - 1 do
-  for owner = 0, world - 1 do
-    if owner ~= reader then
-      progress.step("copy engine, %d reads %d", reader, owner)
-      local copy_ms = patterns.time(ctx, opts, function()
-        if ctx.rank == reader then patterns.copy_device(row(owner), reader, src, owner) end
-      end)
-      if ctx.rank == reader then mine[owner].copy_gbs = patterns.gbs(opts.bytes, copy_ms) end
-    end
-  end
+for reader, owner in patterns.pairs(world, true) do
+  progress.step("copy engine, %d reads %d", reader, owner)
+  local copy_gbs = patterns.copy_engine_gbs(ctx, opts, reader, row(owner), reader, src, owner)
+  if ctx.rank == reader then mine[owner].copy_gbs = copy_gbs end
 end
 progress.finish()
-mine.total_gbs = patterns.gbs(opts.bytes * others, ms)
 
 local all = patterns.gather_rows(ctx, mine)
 patterns.print_bandwidth(ctx, all, {
@@ -85,9 +76,5 @@ patterns.print_bandwidth(ctx, all, {
   copy = "copy engine, GB/s, one pair at a time (iris_copy_device from the column's heap to the row's)",
   ratio = "all-load / copy engine",
 })
-if ctx.rank == 0 then
-  local totals = {}
-  for r = 0, world - 1 do totals[#totals + 1] = ("rank %d %.1f"):format(r, all[r].total_gbs) end
-  print(("total read per rank, GB/s: %s"):format(table.concat(totals, ", ")))
-end
+patterns.print_totals(ctx, all, "read")
 patterns.print_validated(ctx, opts, ("every element of %d reads"):format(world * others))

@@ -9,11 +9,9 @@ local opts = patterns.options(arg, {
   name = "03_all_store",
   about = "every rank writes its buffer into every other rank at the same time; GB/s per pair against the copy engine",
   dtypes = patterns.DATA_DTYPES,
-  methods = { block = "ctx.put_block, 16-byte writes by whole blocks (as Iris's block stores)",
-    element = "ctx.store, one element per thread per step" },
+  methods = patterns.STORE_METHODS,
+  defaults = patterns.DATA_DEFAULTS,
   help = { size = "bytes written to each other rank: 1048576, 256MiB, 1GiB", grid = "blocks per launch for each other rank" },
-  cpu = { size = "256KiB", dtype = "float32", method = "block", iters = 3, warmup = 1, grid = 8, block = 64 },
-  gpu = { size = "1GiB", dtype = "float32", method = "block", iters = 10, warmup = 2, grid = 1056, block = 512 },
 })
 if not opts then return end -- --help
 patterns.require_ranks(2)
@@ -65,18 +63,10 @@ for writer = 0, world - 1 do
 end
 local mine = { total_gbs = patterns.gbs(opts.bytes * others, ms) }
 -- The reference: the copy engine from this heap into each other rank's, one pair at a time.
-for writer = 0, world - 1 do
-  for owner = 0, world - 1 do
-    if owner ~= writer then
-      progress.step("copy engine, %d writes to %d", writer, owner)
-      local copy_ms = patterns.time(ctx, opts, function()
-        if ctx.rank == writer then patterns.copy_device(row(writer), owner, src, writer) end
-      end)
-      if ctx.rank == writer then
-        mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), copy_gbs = patterns.gbs(opts.bytes, copy_ms) }
-      end
-    end
-  end
+for writer, owner in patterns.pairs(world, true) do
+  progress.step("copy engine, %d writes to %d", writer, owner)
+  local copy_gbs = patterns.copy_engine_gbs(ctx, opts, writer, row(writer), owner, src, writer)
+  if ctx.rank == writer then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), copy_gbs = copy_gbs } end
 end
 progress.finish()
 
@@ -86,9 +76,5 @@ patterns.print_bandwidth(ctx, all, {
   copy = "copy engine, GB/s, one pair at a time (iris_copy_device from the row's heap to the column's)",
   ratio = "all-store / copy engine",
 })
-if ctx.rank == 0 then
-  local totals = {}
-  for r = 0, world - 1 do totals[#totals + 1] = ("rank %d %.1f"):format(r, all[r].total_gbs) end
-  print(("total written per rank, GB/s: %s"):format(table.concat(totals, ", ")))
-end
+patterns.print_totals(ctx, all, "written")
 patterns.print_validated(ctx, opts, ("every element of %d writes"):format(world * others))

@@ -11,8 +11,7 @@ local opts = patterns.options(arg, {
   dtypes = patterns.ADD_DTYPES,
   help = { size = "bytes of counters: 1048576, 256MiB, 1GiB",
     rounds = "atomic adds in a row for the latency, each waiting for the one before" },
-  cpu = { size = "64KiB", dtype = "int32", rounds = 100, iters = 3, warmup = 1, grid = 8, block = 64 },
-  gpu = { size = "256MiB", dtype = "int32", rounds = 1000, iters = 10, warmup = 2, grid = 1056, block = 512 },
+  defaults = patterns.ATOMIC_DEFAULTS,
 })
 if not opts then return end -- --help
 -- Each run adds 1 to every counter; the count must stay exact in the dtype.
@@ -49,36 +48,32 @@ patterns.print_header(ctx, opts, "rank ROW adds 1 to each of rank COLUMN's count
     patterns.human_bytes(opts.bytes), opts.dtype, opts.grid, opts.block, opts.rounds))
 local mine = {} -- this rank's row: its adds, by the rank added to
 local progress = patterns.progress(ctx, world * world)
-for adder = 0, world - 1 do
-  for owner = 0, world - 1 do
-    progress.step("%d adds to %d", adder, owner)
-    local me = ctx.rank == adder
-    if ctx.rank == owner then
-      counters:fill(0)
-      in_a_row:fill(0)
-    end
-    local ms = patterns.time(ctx, opts, function()
-      if me then mod.add_to_each:launch(cfg, counters, n, ctx, owner) end
-    end)
-    local row_ms = patterns.time(ctx, opts, function()
-      if me then mod.add_in_a_row:launch({ grid = 1, block = 1 }, in_a_row, opts.rounds, ctx, owner) end
-    end)
-    -- Every run added 1 to each counter, none lost, none twice.
-    if ctx.rank == owner and opts.validate then
-      local what = ("rank %d's adds to rank %d"):format(adder, owner)
-      check(counters, { value = passes }, what)
-      check(in_a_row, { value = passes }, what .. " (in a row)")
-    end
-    if me then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), us = row_ms * 1e3 / opts.rounds } end
+for adder, owner in patterns.pairs(world) do
+  progress.step("%d adds to %d", adder, owner)
+  local me = ctx.rank == adder
+  if ctx.rank == owner then
+    counters:fill(0)
+    in_a_row:fill(0)
   end
+  local ms = patterns.time(ctx, opts, function()
+    if me then mod.add_to_each:launch(cfg, counters, n, ctx, owner) end
+  end)
+  local row_ms = patterns.time(ctx, opts, function()
+    if me then mod.add_in_a_row:launch({ grid = 1, block = 1 }, in_a_row, opts.rounds, ctx, owner) end
+  end)
+  -- Every run added 1 to each counter, none lost, none twice.
+  if ctx.rank == owner and opts.validate then
+    local what = ("rank %d's adds to rank %d"):format(adder, owner)
+    check(counters, { value = passes }, what)
+    check(in_a_row, { value = passes }, what .. " (in a row)")
+  end
+  if me then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), us = row_ms * 1e3 / opts.rounds } end
 end
 progress.finish()
 
-local rows = patterns.gather_rows(ctx, mine)
-if ctx.rank == 0 then
-  patterns.print_matrix(("atomic_add throughput, GB/s of %s counters (row: adding rank, column: rank of the counters)"):format(
-    opts.dtype), world, function(r, c) return ("%.2f"):format(rows[r][c].gbs) end)
-  patterns.print_matrix("atomic_add latency, us per add (one thread, acq_rel adds in a row)", world,
-    function(r, c) return ("%.2f"):format(rows[r][c].us) end)
-end
+patterns.print_atomics(ctx, patterns.gather_rows(ctx, mine), {
+  throughput = ("atomic_add throughput, GB/s of %s counters (row: adding rank, column: rank of the counters)"):format(
+    opts.dtype),
+  latency = "atomic_add latency, us per add (one thread, acq_rel adds in a row)",
+})
 patterns.print_validated(ctx, opts, ("every counter of %d pairs counted exactly %d adds"):format(world * world, passes))

@@ -12,8 +12,7 @@ local opts = patterns.options(arg, {
   dtypes = patterns.XCHG_DTYPES,
   help = { size = "bytes of slots: 1048576, 256MiB, 1GiB",
     rounds = "swaps in a row for the latency, each waiting for the one before" },
-  cpu = { size = "64KiB", dtype = "int32", rounds = 100, iters = 3, warmup = 1, grid = 8, block = 64 },
-  gpu = { size = "256MiB", dtype = "int32", rounds = 1000, iters = 10, warmup = 2, grid = 1056, block = 512 },
+  defaults = patterns.ATOMIC_DEFAULTS,
 })
 if not opts then return end -- --help
 
@@ -55,51 +54,47 @@ patterns.print_header(ctx, opts, "rank ROW swaps values into each of rank COLUMN
     patterns.human_bytes(opts.bytes), opts.dtype, opts.grid, opts.block, opts.rounds))
 local mine = {} -- this rank's row: its swaps, by the rank of the slots
 local progress = patterns.progress(ctx, world * world)
-for swapper = 0, world - 1 do
-  for owner = 0, world - 1 do
-    progress.step("%d swaps into %d", swapper, owner)
-    local me = ctx.rank == swapper
-    if ctx.rank == owner then
-      slots:fill(0)
-      slot:fill(0)
-    end
-    if me then wrong:fill(0) end
-    local run = -1
-    local ms = patterns.time(ctx, opts, function()
-      if me then
-        run = run + 1
-        mod.swap_each:launch(cfg, slots, previous, n, run, ctx, owner)
-      end
-    end)
-    local step = 0
-    local row_ms = patterns.time(ctx, opts, function()
-      if me then
-        mod.swap_in_a_row:launch({ grid = 1, block = 1 }, slot, opts.rounds, step, ctx, owner, wrong)
-        step = step + opts.rounds
-      end
-    end)
-    if opts.validate then
-      local what = ("rank %d's swaps into rank %d"):format(swapper, owner)
-      -- The slots hold the last run's value; the swapper got the run before's (0 for the first run).
-      if ctx.rank == owner then
-        check(slots, { value = value(runs - 1) }, what)
-        check(slot, { value = value(runs * opts.rounds - 1) }, what .. " (in a row)")
-      end
-      if me then
-        check(previous, { value = runs > 1 and value(runs - 2) or 0 }, what .. ", the values they gave back")
-        iris.assert_equal(wrong:get(1), 0, what .. " (in a row): swaps that gave back a wrong value")
-      end
-    end
-    if me then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), us = row_ms * 1e3 / opts.rounds } end
+for swapper, owner in patterns.pairs(world) do
+  progress.step("%d swaps into %d", swapper, owner)
+  local me = ctx.rank == swapper
+  if ctx.rank == owner then
+    slots:fill(0)
+    slot:fill(0)
   end
+  if me then wrong:fill(0) end
+  local run = -1
+  local ms = patterns.time(ctx, opts, function()
+    if me then
+      run = run + 1
+      mod.swap_each:launch(cfg, slots, previous, n, run, ctx, owner)
+    end
+  end)
+  local step = 0
+  local row_ms = patterns.time(ctx, opts, function()
+    if me then
+      mod.swap_in_a_row:launch({ grid = 1, block = 1 }, slot, opts.rounds, step, ctx, owner, wrong)
+      step = step + opts.rounds
+    end
+  end)
+  if opts.validate then
+    local what = ("rank %d's swaps into rank %d"):format(swapper, owner)
+    -- The slots hold the last run's value; the swapper got the run before's (0 for the first run).
+    if ctx.rank == owner then
+      check(slots, { value = value(runs - 1) }, what)
+      check(slot, { value = value(runs * opts.rounds - 1) }, what .. " (in a row)")
+    end
+    if me then
+      check(previous, { value = runs > 1 and value(runs - 2) or 0 }, what .. ", the values they gave back")
+      iris.assert_equal(wrong:get(1), 0, what .. " (in a row): swaps that gave back a wrong value")
+    end
+  end
+  if me then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), us = row_ms * 1e3 / opts.rounds } end
 end
 progress.finish()
 
-local rows = patterns.gather_rows(ctx, mine)
-if ctx.rank == 0 then
-  patterns.print_matrix(("atomic_xchg throughput, GB/s of %s slots (row: swapping rank, column: rank of the slots)"):format(
-    opts.dtype), world, function(r, c) return ("%.2f"):format(rows[r][c].gbs) end)
-  patterns.print_matrix("atomic_xchg latency, us per swap (one thread, acq_rel swaps in a row)", world,
-    function(r, c) return ("%.2f"):format(rows[r][c].us) end)
-end
+patterns.print_atomics(ctx, patterns.gather_rows(ctx, mine), {
+  throughput = ("atomic_xchg throughput, GB/s of %s slots (row: swapping rank, column: rank of the slots)"):format(
+    opts.dtype),
+  latency = "atomic_xchg latency, us per swap (one thread, acq_rel swaps in a row)",
+})
 patterns.print_validated(ctx, opts, ("every slot and every value given back, %d pairs"):format(world * world))

@@ -12,8 +12,8 @@ local opts = patterns.options(arg, {
   dtypes = patterns.DATA_DTYPES,
   help = { size = "bytes per message: 8, 4KiB, 1MiB", rounds = "round trips per run (one kernel on each side)",
     block = "threads of the one block that sends and receives" },
-  cpu = { size = "4KiB", dtype = "float32", rounds = 50, iters = 3, warmup = 1, block = 64 },
-  gpu = { size = "4KiB", dtype = "float32", rounds = 1000, iters = 10, warmup = 2, block = 256 },
+  defaults = { cpu = { size = "4KiB", dtype = "float32", rounds = 50, iters = 3, warmup = 1, block = 64 },
+    gpu = { size = "4KiB", dtype = "float32", rounds = 1000, iters = 10, warmup = 2, block = 256 } },
 })
 if not opts then return end -- --help
 patterns.require_ranks(2)
@@ -73,27 +73,23 @@ patterns.print_header(ctx, opts, "rank ROW sends a message to rank COLUMN and wa
 local next_round = 1 -- rounds only grow, so a flag never has to be reset (every rank counts alike)
 local mine = {}      -- this rank's row: its exchanges, by the responder
 local progress = patterns.progress(ctx, world * (world - 1))
-for initiator = 0, world - 1 do
-  for responder = 0, world - 1 do
-    if responder ~= initiator then
-      progress.step("%d <-> %d", initiator, responder)
-      local role = ctx.rank == initiator and mod.ping or ctx.rank == responder and mod.pong
-      local peer = ctx.rank == initiator and responder or initiator
-      wrong:fill(0)
-      local ms = patterns.time(ctx, opts, function()
-        if role then role:launch(cfg, outbox, inbox, n, flag, next_round, opts.rounds, ctx, peer, wrong) end
-        next_round = next_round + opts.rounds
-      end)
-      local last = next_round - 1
-      if role and opts.validate then
-        local what = ("messages from rank %d to rank %d"):format(peer, ctx.rank)
-        iris.assert_equal(wrong:get(1), 0, what .. ": elements that differed from what was sent")
-        iris.assert_equal(flag:get(1), last, what .. ": the flag after the last round")
-        check(inbox, { rank = peer, round = last }, what .. ", the last one")
-      end
-      if ctx.rank == initiator then mine[responder] = { us = ms * 1e3 / opts.rounds / 2 } end
-    end
+for initiator, responder in patterns.pairs(world, true) do
+  progress.step("%d <-> %d", initiator, responder)
+  local role = ctx.rank == initiator and mod.ping or ctx.rank == responder and mod.pong
+  local peer = ctx.rank == initiator and responder or initiator
+  wrong:fill(0)
+  local ms = patterns.time(ctx, opts, function()
+    if role then role:launch(cfg, outbox, inbox, n, flag, next_round, opts.rounds, ctx, peer, wrong) end
+    next_round = next_round + opts.rounds
+  end)
+  local last = next_round - 1
+  if role and opts.validate then
+    local what = ("messages from rank %d to rank %d"):format(peer, ctx.rank)
+    iris.assert_equal(wrong:get(1), 0, what .. ": elements that differed from what was sent")
+    iris.assert_equal(flag:get(1), last, what .. ": the flag after the last round")
+    check(inbox, { rank = peer, round = last }, what .. ", the last one")
   end
+  if ctx.rank == initiator then mine[responder] = { us = ms * 1e3 / opts.rounds / 2 } end
 end
 progress.finish()
 

@@ -70,7 +70,7 @@ local function print_help(spec)
   }
   local function option(left, text) lines[#lines + 1] = ("  %-18s %s"):format(left, text) end
   for _, key in ipairs(ORDER) do
-    if spec.cpu[key] ~= nil then
+    if spec.defaults.cpu[key] ~= nil then
       local text = (spec.help and spec.help[key]) or HELP[key]
       if key == "dtype" then text = text or ("element type: " .. table.concat(spec.dtypes, ", ")) end
       if key == "method" then
@@ -79,7 +79,7 @@ local function print_help(spec)
         table.sort(names)
         for _, name in ipairs(names) do text = (text and text .. "; " or "") .. name .. ": " .. spec.methods[name] end
       end
-      local cpu, gpu = tostring(spec.cpu[key]), tostring(spec.gpu[key])
+      local cpu, gpu = tostring(spec.defaults.cpu[key]), tostring(spec.defaults.gpu[key])
       local default = cpu == gpu and cpu or ("%s on GPUs, %s on cpu"):format(gpu, cpu)
       option(("--%s %s"):format(key, ARGS[key]), ("%s (default: %s)"):format(text, default))
     end
@@ -105,9 +105,25 @@ local function byte_size(text)
   return tonumber(out[0])
 end
 
+-- The defaults of the data patterns (00-03) and of the atomics (04, 05): on GPUs buffers far beyond
+-- the last-level cache (50 MB on an H200), so that no run is served from it; small ones on cpu.
+M.DATA_DEFAULTS = {
+  cpu = { size = "256KiB", dtype = "float32", method = "block", iters = 3, warmup = 1, grid = 8, block = 64 },
+  gpu = { size = "1GiB", dtype = "float32", method = "block", iters = 10, warmup = 2, grid = 1056, block = 512 },
+}
+M.ATOMIC_DEFAULTS = {
+  cpu = { size = "64KiB", dtype = "int32", rounds = 100, iters = 3, warmup = 1, grid = 8, block = 64 },
+  gpu = { size = "256MiB", dtype = "int32", rounds = 1000, iters = 10, warmup = 2, grid = 1056, block = 512 },
+}
+M.LOAD_METHODS = { block = "ctx.get_block, 16-byte reads by whole blocks (as Iris's block loads)",
+  element = "ctx.load, one element per thread per step" }
+M.STORE_METHODS = { block = "ctx.put_block, 16-byte writes by whole blocks (as Iris's block stores)",
+  element = "ctx.store, one element per thread per step" }
+
 -- Reads the script's options from `argv` against `spec`:
 --   name, about         the script's name and one line on what it shows (for --help)
---   cpu, gpu            the defaults on the cpu backend and on GPUs; their keys are the options taken
+--   defaults            {cpu = {...}, gpu = {...}}: the defaults on the cpu backend and on GPUs; their
+--                       keys are the options the script takes
 --   dtypes              the dtypes --dtype accepts; methods: name -> description, for --method
 --   help                key -> text, replacing the standard description of an option
 -- Returns nil after printing the help (the script then ends), else the options: those of `spec`, plus
@@ -115,7 +131,7 @@ end
 function M.options(argv, spec)
   local gpu = M.expects_gpu()
   local opts = { validate = true, gpu = gpu }
-  for key, value in pairs(gpu and spec.gpu or spec.cpu) do opts[key] = value end
+  for key, value in pairs(gpu and spec.defaults.gpu or spec.defaults.cpu) do opts[key] = value end
   local given = {}
   local i = 1
   while argv and argv[i] ~= nil do
@@ -128,7 +144,7 @@ function M.options(argv, spec)
     elseif key == "validate" or key == "no-validate" then
       if value then option_error("%s takes no value", "--" .. key) end
       opts.validate = key == "validate"
-    elseif key and spec.cpu[key] ~= nil then
+    elseif key and spec.defaults.cpu[key] ~= nil then
       if not value then
         i = i + 1
         value = argv[i]
@@ -319,6 +335,19 @@ end
 
 function M.gbs(bytes, ms) return bytes / (ms * 1e-3) / 1e9 end
 
+-- Every ordered pair of ranks (row, column), row by row: `for row, column in patterns.pairs(world)`;
+-- without a rank and itself when `others_only`.
+function M.pairs(world, others_only)
+  local row, column = 0, -1
+  return function()
+    repeat
+      column = column + 1
+      if column == world then row, column = row + 1, 0 end
+    until row >= world or not (others_only and row == column)
+    if row < world then return row, column end
+  end
+end
+
 -- The copy engine: src in rank src_rank's heap to dst in rank dst_rank's heap (one of them this rank),
 -- through the C API's device copy (cudaMemcpy/hipMemcpy between mapped heaps; memcpy on cpu).
 function M.copy_device(dst, dst_rank, src, src_rank)
@@ -327,10 +356,23 @@ function M.copy_device(dst, dst_rank, src, src_rank)
   errors.check(C.iris_copy_device(to, from, math.min(dst:nbytes(), src:nbytes())))
 end
 
+-- The reference of the data patterns: the GB/s of the copy engine moving `dst:nbytes()` from src in
+-- src_rank's heap to dst in dst_rank's, timed like the kernels, by rank `by` (nil on the others).
+-- Collective.
+function M.copy_engine_gbs(ctx, opts, by, dst, dst_rank, src, src_rank)
+  local ms = M.time(ctx, opts, function()
+    if ctx.rank == by then M.copy_device(dst, dst_rank, src, src_rank) end
+  end)
+  if ctx.rank == by then return M.gbs(dst:nbytes(), ms) end
+end
+
 -- Whether what rank 0 prints reaches a terminal: alone, its own standard output; under mpirun, where
 -- that is a pseudo-terminal or pipe to mpirun whatever mpirun writes to, mpirun's.
 local function output_is_terminal()
-  pcall(ffi.cdef, "int isatty(int fd); int getppid(void); long readlink(const char* path, char* buf, size_t size);")
+  for _, declaration in ipairs { "int isatty(int fd);", "int getppid(void);",
+    "long readlink(const char* path, char* buf, size_t size);" } do
+    pcall(ffi.cdef, declaration) -- (an error only says that another module declared it already)
+  end
   if not os.getenv("OMPI_COMM_WORLD_SIZE") then return C.isatty(1) == 1 end
   local buffer = ffi.new("char[256]")
   local length = C.readlink(("/proc/%d/fd/1"):format(C.getppid()), buffer, 256)
@@ -411,6 +453,21 @@ function M.print_bandwidth(ctx, rows, titles)
     local cell = rows[r][c]
     return cell and cell.gbs and cell.copy_gbs and ("%.2fx"):format(cell.gbs / cell.copy_gbs)
   end)
+end
+
+-- "total read per rank, GB/s: rank 0 742.1, rank 1 741.0" from rows[r].total_gbs (rank 0).
+function M.print_totals(ctx, rows, verb)
+  if ctx.rank ~= 0 then return end
+  local totals = {}
+  for r = 0, ctx.world_size - 1 do totals[#totals + 1] = ("rank %d %.1f"):format(r, rows[r].total_gbs) end
+  print(("total %s per rank, GB/s: %s"):format(verb, table.concat(totals, ", ")))
+end
+
+-- The atomics' report (rank 0): rows[r][c] = {gbs=, us=}, under the titles {throughput=, latency=}.
+function M.print_atomics(ctx, rows, titles)
+  if ctx.rank ~= 0 then return end
+  M.print_matrix(titles.throughput, ctx.world_size, function(r, c) return ("%.2f"):format(rows[r][c].gbs) end)
+  M.print_matrix(titles.latency, ctx.world_size, function(r, c) return ("%.2f"):format(rows[r][c].us) end)
 end
 
 -- The last line: what was checked, or that nothing was.

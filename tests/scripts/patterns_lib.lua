@@ -55,13 +55,15 @@ local spec = {
   name = "example", about = "an example",
   dtypes = { "int8", "float32", "float64" },
   methods = { block = "whole blocks", element = "one by one" },
-  cpu = { size = "4KiB", dtype = "float32", method = "block", iters = 3, warmup = 1, grid = 8, block = 64 },
-  gpu = { size = "1GiB", dtype = "float32", method = "block", iters = 10, warmup = 2, grid = 1056, block = 512 },
+  defaults = {
+    cpu = { size = "4KiB", dtype = "float32", method = "block", iters = 3, warmup = 1, grid = 8, block = 64 },
+    gpu = { size = "1GiB", dtype = "float32", method = "block", iters = 10, warmup = 2, grid = 1056, block = 512 },
+  },
 }
 
 iris.test("options take their defaults, both spellings of a value, and --no-validate", function()
   local defaults = patterns.options({}, spec)
-  local expected = patterns.expects_gpu() and spec.gpu or spec.cpu
+  local expected = patterns.expects_gpu() and spec.defaults.gpu or spec.defaults.cpu
   iris.assert_equal({ defaults.size, defaults.iters, defaults.grid, defaults.validate },
     { expected.size, expected.iters, expected.grid, true })
   local opts = patterns.options({ "--size=1000", "--dtype", "int8", "--iters", "4", "--method=element", "--no-validate" },
@@ -71,6 +73,17 @@ iris.test("options take their defaults, both spellings of a value, and --no-vali
   -- Sizes round down to whole elements.
   iris.assert_equal(patterns.options({ "--size", "1001", "--dtype", "float64" }, spec).bytes, 1000)
   iris.assert_equal(patterns.options({ "--help" }, spec), nil)
+end)
+
+iris.test("patterns.pairs goes row by row, with or without a rank and itself", function()
+  local function all(world, others_only)
+    local list = {}
+    for row, column in patterns.pairs(world, others_only) do list[#list + 1] = row .. ">" .. column end
+    return table.concat(list, " ")
+  end
+  iris.assert_equal(all(2), "0>0 0>1 1>0 1>1")
+  iris.assert_equal(all(3, true), "0>1 0>2 1>0 1>2 2>0 2>1")
+  iris.assert_equal(all(1, true), "")
 end)
 
 iris.test("a bad option is a usage error (exit code 2) that names it", function()
