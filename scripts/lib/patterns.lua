@@ -32,8 +32,15 @@ M.XCHG_DTYPES = { "int32", "uint32", "int64", "uint64", "float32", "float64" }
 
 local function script_name() return (arg and arg[0] or "pattern.lua"):match("[^/]*$") end
 
--- A bad command line: exit code 2 on every rank (errors.lua maps the "usage" kind to it).
-function M.usage_error(fmt, ...) errors.raise("usage", "%s: %s", script_name(), fmt:format(...)) end
+-- A bad command line: exit code 2 (errors.lua maps the "usage" kind to it). Every rank reads the same
+-- command line and meets the same error; rank 0 reports it and ends the job, and the other ranks wait
+-- for that end in a host collective instead of printing it again. Should rank 0 go on after all (a
+-- pcall), that collective fails and they raise it too: no hang either way.
+function M.usage_error(fmt, ...)
+  local message = fmt:format(...)
+  if iris.rank() ~= 0 then C.iris_announce(script_name() .. ": a usage error, reported by rank 0", 0, nil) end
+  errors.raise("usage", "%s: %s", script_name(), message)
+end
 
 local function option_error(fmt, ...) M.usage_error("%s (--help lists the options)", fmt:format(...)) end
 
