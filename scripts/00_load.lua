@@ -1,6 +1,6 @@
 -- 00_load: one rank at a time reads another rank's buffer (ctx.get_block or ctx.load), GB/s for every pair against the copy engine.
 -- usage: mpirun -np 2 iris-lua scripts/00_load.lua [--size 1GiB] [--dtype float32] [--method block|element]
---        [--iters 10] [--warmup 2] [--grid 1056] [--block 512] [--no-validate]    (--help: every option)
+--        [--iters 10] [--warmup 2] [--grid 2112] [--block 512] [--no-validate]    (--help: every option)
 -- Iris's examples/00_load: rank `reader` pulls rank `owner`'s buffer into its own; row = reader, column = owner.
 package.path = (arg[0]:gsub("[^/]*$", "lib/?.lua;", 1)) .. package.path
 local patterns = require "patterns"

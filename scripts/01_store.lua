@@ -1,6 +1,6 @@
 -- 01_store: one rank at a time writes its buffer into another rank's (ctx.put_block or ctx.store), GB/s for every pair against the copy engine.
 -- usage: mpirun -np 2 iris-lua scripts/01_store.lua [--size 1GiB] [--dtype float32] [--method block|element]
---        [--iters 10] [--warmup 2] [--grid 1056] [--block 512] [--no-validate]    (--help: every option)
+--        [--iters 10] [--warmup 2] [--grid 2112] [--block 512] [--no-validate]    (--help: every option)
 -- Iris's examples/01_store: rank `writer` pushes its buffer into rank `owner`'s inbox; row = writer, column = owner.
 package.path = (arg[0]:gsub("[^/]*$", "lib/?.lua;", 1)) .. package.path
 local patterns = require "patterns"

@@ -1,6 +1,6 @@
 -- 02_all_load: every rank reads every other rank's buffer at the same time (ctx.get_block or ctx.load), GB/s per pair against the copy engine one pair at a time.
 -- usage: mpirun -np 2 iris-lua scripts/02_all_load.lua [--size 1GiB] [--dtype float32] [--method block|element]
---        [--iters 10] [--warmup 2] [--grid 1056] [--block 512] [--no-validate]    (--help: every option)
+--        [--iters 10] [--warmup 2] [--grid 2112] [--block 512] [--no-validate]    (--help: every option)
 -- Iris's examples/02_all_load: one kernel per rank pulls from all the others at once; row = reader, column = owner.
 package.path = (arg[0]:gsub("[^/]*$", "lib/?.lua;", 1)) .. package.path
 local patterns = require "patterns"

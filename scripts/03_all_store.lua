@@ -1,6 +1,6 @@
 -- 03_all_store: every rank writes its buffer into every other rank at the same time (ctx.put_block or ctx.store), GB/s per pair against the copy engine one pair at a time.
 -- usage: mpirun -np 2 iris-lua scripts/03_all_store.lua [--size 1GiB] [--dtype float32] [--method block|element]
---        [--iters 10] [--warmup 2] [--grid 1056] [--block 512] [--no-validate]    (--help: every option)
+--        [--iters 10] [--warmup 2] [--grid 2112] [--block 512] [--no-validate]    (--help: every option)
 -- Iris's examples/03_all_store: one kernel per rank pushes to all the others at once; row = writer, column = owner.
 package.path = (arg[0]:gsub("[^/]*$", "lib/?.lua;", 1)) .. package.path
 local patterns = require "patterns"

@@ -1,6 +1,6 @@
 -- 04_atomic_add: one rank at a time adds to another rank's counters with remote atomics (ctx.atomic_add), throughput and latency for every pair, every increment counted.
 -- usage: mpirun -np 2 iris-lua scripts/04_atomic_add.lua [--size 256MiB] [--dtype int32] [--rounds 1000]
---        [--iters 10] [--warmup 2] [--grid 1056] [--block 512] [--no-validate]    (--help: every option)
+--        [--iters 10] [--warmup 2] [--grid 2112] [--block 512] [--no-validate]    (--help: every option)
 -- Iris's examples/04_atomic_add: rank `adder` adds 1 to each of rank `owner`'s counters; row = adder, column = owner.
 package.path = (arg[0]:gsub("[^/]*$", "lib/?.lua;", 1)) .. package.path
 local patterns = require "patterns"

@@ -1,6 +1,6 @@
 -- 05_atomic_xchg: one rank at a time swaps values into another rank's slots with remote atomics (ctx.atomic_xchg), throughput and latency for every pair, every old value checked.
 -- usage: mpirun -np 2 iris-lua scripts/05_atomic_xchg.lua [--size 256MiB] [--dtype int32] [--rounds 1000]
---        [--iters 10] [--warmup 2] [--grid 1056] [--block 512] [--no-validate]    (--help: every option)
+--        [--iters 10] [--warmup 2] [--grid 2112] [--block 512] [--no-validate]    (--help: every option)
 -- Iris's examples/05_atomic_xchg: rank `swapper` swaps a value into each of rank `owner`'s slots and keeps
 -- the old ones; row = swapper, column = owner.
 package.path = (arg[0]:gsub("[^/]*$", "lib/?.lua;", 1)) .. package.path

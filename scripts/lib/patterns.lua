@@ -116,11 +116,11 @@ end
 -- the last-level cache (50 MB on an H200), so that no run is served from it; small ones on cpu.
 M.DATA_DEFAULTS = {
   cpu = { size = "256KiB", dtype = "float32", method = "block", iters = 3, warmup = 1, grid = 8, block = 64 },
-  gpu = { size = "1GiB", dtype = "float32", method = "block", iters = 10, warmup = 2, grid = 1056, block = 512 },
+  gpu = { size = "1GiB", dtype = "float32", method = "block", iters = 10, warmup = 2, grid = 2112, block = 512 },
 }
 M.ATOMIC_DEFAULTS = {
   cpu = { size = "64KiB", dtype = "int32", rounds = 100, iters = 3, warmup = 1, grid = 8, block = 64 },
-  gpu = { size = "256MiB", dtype = "int32", rounds = 1000, iters = 10, warmup = 2, grid = 1056, block = 512 },
+  gpu = { size = "256MiB", dtype = "int32", rounds = 1000, iters = 10, warmup = 2, grid = 2112, block = 512 },
 }
 M.LOAD_METHODS = { block = "ctx.get_block, 16-byte reads by whole blocks (as Iris's block loads)",
   element = "ctx.load, one element per thread per step" }
