@@ -37,7 +37,8 @@ std::string header_coverage_source() {
 
 // Compiles `unit` with the named compiler for `arch` (through the tests' kernel cache: NVRTC takes
 // a while over the whole header); returns "" or the error, and `skipped` when the compiler is not
-// installed here.
+// installed here. CI names the compilers it must have in IRIS_TEST_REQUIRE_COMPILERS (.ci/run), so
+// there a missing one fails instead of skipping.
 std::string compile_with(const std::string& kind, const std::string& arch, const std::string& unit,
                          const std::vector<std::string>& names, bool* skipped) {
   auto compiler = iris::compiler::make_compiler(kind);
@@ -46,6 +47,11 @@ std::string compile_with(const std::string& kind, const std::string& arch, const
     compiler->identity();
   } catch (const iris::Error& e) {
     if (e.code() != Errc::environment) throw;
+    const char* required = std::getenv("IRIS_TEST_REQUIRE_COMPILERS");
+    if (required != nullptr &&
+        (std::string(",") + required + ",").find("," + kind + ",") != std::string::npos) {
+      FAIL(kind << " is required here (IRIS_TEST_REQUIRE_COMPILERS=" << required << ") but cannot be used: " << e.what());
+    }
     *skipped = true;
     WARN("skipped: " << kind << " is not installed here: " << e.what());
     return "";
