@@ -1,11 +1,12 @@
-// The cuda backend: device choice, the context and stream, waiting, and fault reports.
+// The cuda backend: device choice, the primary context and the stream; and the code both GPU backends
+// share (waiting, faults, memory, kernels: gpu/*.hpp), compiled here for CUDA.
 #include "runtime/cuda/cuda_backend.hpp"
 
-#include "core/env.hpp"
 #include "core/log.hpp"
 #include "runtime/cuda/cuda_backend_impl.hpp"
 #include "runtime/gpu/device_choice.hpp"
-#include "runtime/gpu/poll_wait.hpp"
+#include "runtime/gpu/kernels.hpp"
+#include "runtime/gpu/memory.hpp"
 
 namespace iris::runtime {
 
@@ -26,31 +27,31 @@ int attribute(const cuda::Driver& cu, CUdevice device, CUdevice_attribute which,
 
 }  // namespace
 
-CudaBackend::CudaBackend(const comm::Comm& comm) : cu(cuda::driver()), comm_(comm) {
+CudaBackend::CudaBackend(const comm::Comm& comm) : GpuBackend(cuda::Api{cuda::driver()}, comm), cu(calls.cu) {
   check(cu.cuDeviceGetCount(&device_count_), "cuDeviceGetCount", "counting NVIDIA GPUs");
   device_ = gpu::device_for_local_rank(comm.local_rank(), device_count_, "NVIDIA", "CUDA_VISIBLE_DEVICES");
-  check(cu.cuDeviceGet(&cu_device_, device_), "cuDeviceGet", format("opening GPU %d", device_));
+  check(cu.cuDeviceGet(&device_handle_, device_), "cuDeviceGet", format("opening GPU %d", device_));
   char name[256] = {};
-  check(cu.cuDeviceGetName(name, sizeof name - 1, cu_device_), "cuDeviceGetName", format("naming GPU %d", device_));
+  check(cu.cuDeviceGetName(name, sizeof name - 1, device_handle_), "cuDeviceGetName", format("naming GPU %d", device_));
   device_name_ = name;
 
-  compute_major_ = attribute(cu, cu_device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability");
-  compute_minor_ = attribute(cu, cu_device_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability");
-  if (!attribute(cu, cu_device_, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, "unified addressing")) {
+  compute_major_ = attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, "compute capability");
+  compute_minor_ = attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, "compute capability");
+  if (!attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_UNIFIED_ADDRESSING, "unified addressing")) {
     throw Error(Errc::environment, format("GPU %d (%s) has no unified addressing, which the symmetric heap needs",
                                           device_, device_name_.c_str()));
   }
-  limits_.max_threads_per_block = attribute(cu, cu_device_, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "block limit");
-  limits_.max_block[0] = attribute(cu, cu_device_, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, "block limit");
-  limits_.max_block[1] = attribute(cu, cu_device_, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, "block limit");
-  limits_.max_block[2] = attribute(cu, cu_device_, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, "block limit");
-  limits_.max_grid[0] = attribute(cu, cu_device_, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, "grid limit");
-  limits_.max_grid[1] = attribute(cu, cu_device_, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, "grid limit");
-  limits_.max_grid[2] = attribute(cu, cu_device_, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, "grid limit");
+  limits_.max_threads_per_block = attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, "block limit");
+  limits_.max_block[0] = attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X, "block limit");
+  limits_.max_block[1] = attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y, "block limit");
+  limits_.max_block[2] = attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z, "block limit");
+  limits_.max_grid[0] = attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X, "grid limit");
+  limits_.max_grid[1] = attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y, "grid limit");
+  limits_.max_grid[2] = attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, "grid limit");
   limits_.max_shared_per_block =
-      attribute(cu, cu_device_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "shared memory limit");
+      attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "shared memory limit");
 
-  check(cu.cuDevicePrimaryCtxRetain(&context_, cu_device_), "cuDevicePrimaryCtxRetain",
+  check(cu.cuDevicePrimaryCtxRetain(&context_, device_handle_), "cuDevicePrimaryCtxRetain",
         format("starting GPU %d (%s)", device_, device_name_.c_str()));
   try {
     bind();
@@ -58,11 +59,10 @@ CudaBackend::CudaBackend(const comm::Comm& comm) : cu(cuda::driver()), comm_(com
     // serializes with ours.
     check(cu.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), "cuStreamCreate", "creating the stream");
   } catch (...) {
-    cu.cuDevicePrimaryCtxRelease(cu_device_);
+    cu.cuDevicePrimaryCtxRelease(device_handle_);
     t_bound_context = nullptr;
     throw;
   }
-  launch_blocking_ = env::get(env::Var::launch_blocking).value_or("0") == "1";
   log::write(log::Level::info,
              format("cuda: node-local rank %d on GPU %d of %d: %s (sm_%d%d), driver for CUDA %s%s", comm.local_rank(),
                     device_, device_count_, device_name_.c_str(), compute_major_, compute_minor_,
@@ -80,7 +80,7 @@ CudaBackend::~CudaBackend() {
     return;
   }
   cu.cuStreamDestroy(stream_);
-  cu.cuDevicePrimaryCtxRelease(cu_device_);
+  cu.cuDevicePrimaryCtxRelease(device_handle_);
   t_bound_context = nullptr;
 }
 
@@ -94,33 +94,6 @@ void CudaBackend::bind() {
   t_bound_context = context_;
 }
 
-void CudaBackend::check(CUresult result, const char* call, const std::string& what, Errc kind) {
-  if (result != CUDA_SUCCESS) fail(result, call, what, kind);
-}
-
-void CudaBackend::fail(CUresult result, const char* call, const std::string& what, Errc kind) {
-  faults_.throw_if_faulted();
-  if (cuda::is_device_fault(result)) {
-    faults_.raise(cuda::error_text(&cu, result), call, device_, device_name_, mailbox_);
-  }
-  throw Error(kind, format("%s: %s returned %s", what.c_str(), call, cuda::error_text(&cu, result).c_str()));
-}
-
-void CudaBackend::wait_stream(const char* what) {
-  throw_if_faulted();
-  bind();
-  check(gpu::poll_while(CUDA_ERROR_NOT_READY, [&] { return cu.cuStreamQuery(stream_); }, what), "cuStreamQuery", what);
-  faults_.drained();
-}
-
-void CudaBackend::wait_event(CUevent event, const char* what) {
-  throw_if_faulted();
-  bind();
-  check(gpu::poll_while(CUDA_ERROR_NOT_READY, [&] { return cu.cuEventQuery(event); }, what), "cuEventQuery", what);
-}
-
-void CudaBackend::synchronize() { wait_stream("waiting for the GPU"); }
-
 std::unique_ptr<Backend> make_cuda_backend(const comm::Comm& comm) { return std::make_unique<CudaBackend>(comm); }
 
 int cuda_device_count() {
@@ -133,5 +106,8 @@ int cuda_device_count() {
   }
   return count;
 }
+
+// What CudaBackend inherits from gpu/gpu_backend.hpp, memory.hpp and kernels.hpp, compiled for CUDA.
+template class gpu::GpuBackend<cuda::Api>;
 
 }  // namespace iris::runtime

@@ -11,16 +11,16 @@
 
 namespace iris::runtime::gpu {
 
-// Polls `query()` (cuStreamQuery, hipEventQuery, ...) while it returns `not_ready`, and returns the
-// first other status: success, or the error the caller reports. Throws Error(interrupted) on Ctrl-C,
-// naming `what` ("waiting for the GPU").
+// Polls `query()` (a wrapper of cuStreamQuery, hipEventQuery, ... returning gpu::Returned) while its
+// status is `not_ready`, and returns the first other result: success, or the error the caller reports.
+// Throws Error(interrupted) on Ctrl-C, naming `what` ("waiting for the GPU").
 template <class Status, class Query>
-Status poll_while(Status not_ready, Query&& query, const char* what) {
+auto poll_while(Status not_ready, Query&& query, const char* what) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
   for (;;) {
-    const Status status = query();
-    if (status != not_ready) return status;
+    const auto returned = query();
+    if (returned.status != not_ready) return returned;
     interrupt::check(what);
     const auto waited = Clock::now() - start;
     if (waited < std::chrono::microseconds(100)) continue;

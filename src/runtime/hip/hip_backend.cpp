@@ -1,10 +1,11 @@
-// The hip backend: device choice, the stream, waiting, and fault reports.
+// The hip backend: device choice and properties, and the stream; and the code both GPU backends share
+// (waiting, faults, memory, kernels: gpu/*.hpp), compiled here for HIP.
 #include "runtime/hip/hip_backend.hpp"
 
-#include "core/env.hpp"
 #include "core/log.hpp"
 #include "runtime/gpu/device_choice.hpp"
-#include "runtime/gpu/poll_wait.hpp"
+#include "runtime/gpu/kernels.hpp"
+#include "runtime/gpu/memory.hpp"
 #include "runtime/hip/hip_backend_impl.hpp"
 
 namespace iris::runtime {
@@ -27,9 +28,10 @@ int count_devices(const hip::Runtime& api) {
 
 }  // namespace
 
-HipBackend::HipBackend(const comm::Comm& comm) : api(hip::runtime()), comm_(comm) {
+HipBackend::HipBackend(const comm::Comm& comm) : GpuBackend(hip::Api{hip::runtime()}, comm), api(calls.api) {
   device_count_ = count_devices(api);
   device_ = gpu::device_for_local_rank(comm.local_rank(), device_count_, "AMD", "HIP_VISIBLE_DEVICES");
+  device_handle_ = device_;
   bind();
   char name[256] = {};
   check(api.hipDeviceGetName(name, sizeof name - 1, device_), "hipDeviceGetName", format("naming GPU %d", device_));
@@ -57,7 +59,6 @@ HipBackend::HipBackend(const comm::Comm& comm) : api(hip::runtime()), comm_(comm
 
   check(api.hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking), "hipStreamCreateWithFlags",
         "creating the stream");
-  launch_blocking_ = env::get(env::Var::launch_blocking).value_or("0") == "1";
   log::write(log::Level::info,
              format("hip: node-local rank %d on GPU %d of %d: %s (%s), HIP %s%s", comm.local_rank(), device_,
                     device_count_, device_name_.c_str(), arch_.c_str(), hip::version_text(api.version).c_str(),
@@ -83,35 +84,11 @@ void HipBackend::bind() {
   t_bound_device = device_;
 }
 
-void HipBackend::check(hipError_t result, const char* call, const std::string& what, Errc kind) {
-  if (result != hipSuccess) fail(result, call, what, kind);
-}
-
-void HipBackend::fail(hipError_t result, const char* call, const std::string& what, Errc kind) {
-  faults_.throw_if_faulted();
-  if (hip::is_device_fault(result)) {
-    faults_.raise(hip::error_text(&api, result), call, device_, device_name_, mailbox_);
-  }
-  throw Error(kind, format("%s: %s returned %s", what.c_str(), call, hip::error_text(&api, result).c_str()));
-}
-
-void HipBackend::wait_stream(const char* what) {
-  throw_if_faulted();
-  bind();
-  check(gpu::poll_while(hipErrorNotReady, [&] { return api.hipStreamQuery(stream_); }, what), "hipStreamQuery", what);
-  faults_.drained();
-}
-
-void HipBackend::wait_event(hipEvent_t event, const char* what) {
-  throw_if_faulted();
-  bind();
-  check(gpu::poll_while(hipErrorNotReady, [&] { return api.hipEventQuery(event); }, what), "hipEventQuery", what);
-}
-
-void HipBackend::synchronize() { wait_stream("waiting for the GPU"); }
-
 std::unique_ptr<Backend> make_hip_backend(const comm::Comm& comm) { return std::make_unique<HipBackend>(comm); }
 
 int hip_device_count() { return count_devices(hip::runtime()); }
+
+// What HipBackend inherits from gpu/gpu_backend.hpp, memory.hpp and kernels.hpp, compiled for HIP.
+template class gpu::GpuBackend<hip::Api>;
 
 }  // namespace iris::runtime

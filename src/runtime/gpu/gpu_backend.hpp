@@ -1,0 +1,154 @@
+// What the cuda and hip backends do the same way, written once over a per-vendor adaptor, as mscclpp
+// keeps CUDA and HIP in one source. `Api` is cuda::Api (cuda/cuda_api.hpp) or hip::Api
+// (hip/hip_api.hpp): the vendor's types under common names (Status, Device, Stream, Event, Module,
+// Function, IpcHandle), a few constants (the backend's name, success, not_ready, not_found, whether
+// dynamic shared memory needs an opt-in) and one thin wrapper per vendor call, returning
+// gpu::Returned (the status and the call's name, for messages).
+//
+// CudaBackend and HipBackend derive from GpuBackend<Api> and add only what really differs: how a
+// thread binds the device (bind(): CUDA's explicit context, HIP's current device), opening the device
+// and the code target, allocating the heap (fine-grained memory on AMD), peer access
+// (reach_peer_gpu()) and loading a module.
+//
+// Ordering (backend.hpp): one non-blocking stream; every memory operation is enqueued on it and waited
+// for before it returns; only launch() returns early. Modules and events refer to the backend: the
+// backend outlives them (the Runtime declares it first, so destroys it last).
+//
+// The bodies: waiting and faults at the end of this file, memory in gpu/memory.hpp, modules, events
+// and launches in gpu/kernels.hpp. Each vendor compiles them once for its Api in its *_backend.cpp
+// (`template class gpu::GpuBackend<cuda::Api>;`); its other files see an `extern template` and do not.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "comm/comm.hpp"
+#include "core/env.hpp"
+#include "core/error.hpp"
+#include "runtime/backend.hpp"
+#include "runtime/gpu/fault_report.hpp"
+#include "runtime/gpu/launch_limits.hpp"
+#include "runtime/gpu/poll_wait.hpp"
+#include "runtime/gpu/vendor_call.hpp"
+
+namespace iris::runtime::gpu {
+
+template <class Api>
+class GpuBackend : public Backend {
+ public:
+  using Status = typename Api::Status;
+  using Returned = typename Api::Returned;
+
+  const char* name() const override { return Api::name; }
+  int device() const override { return device_; }
+  std::string device_name() const override { return device_name_; }
+
+  // allocate_heap() is the vendor's.
+  std::vector<uint8_t> export_heap() override;
+  void* import_peer_heap(int peer, int peer_device, const std::vector<uint8_t>& handle, size_t bytes) override;
+  void release_heaps() override;
+  MappedHostBuffer allocate_mapped_host(size_t bytes) override;
+  void free_mapped_host(MappedHostBuffer& buffer) override;
+
+  void copy_to_host(void* host, const void* device, size_t bytes) override;
+  void copy_from_host(void* device, const void* host, size_t bytes) override;
+  void copy_device(void* dst, const void* src, size_t bytes) override;
+  void fill(void* device, const void* pattern, size_t pattern_bytes, size_t count) override;
+  bool host_addressable() const override { return false; }
+
+  void synchronize() override { wait_stream("waiting for the GPU"); }
+  // load_module() is the vendor's.
+  void launch(Module& module, void* function, const LaunchConfig& config, void** args,
+              const std::string& kernel_label) override;
+  std::unique_ptr<Event> create_event() override;
+  double time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
+                           int iterations) override;
+
+  // --- for the backend's own modules and events (gpu/kernels.hpp) -------------------------------------
+  // Makes this backend's device current on the calling thread (a no-op when it already is): CUDA sets
+  // its context, HIP selects the device.
+  virtual void bind() = 0;
+  // Throws for a failed vendor call: Error(device_fault) for sticky faults (naming the kernels in
+  // flight and the mailbox report), else Error(kind) "<what>: <call> returned <error>".
+  void check(Status result, const char* call, const std::string& what, Errc kind = Errc::environment) {
+    if (result != Api::success) fail(result, call, what, kind);
+  }
+  void check(Returned returned, const std::string& what, Errc kind = Errc::environment) {
+    check(returned.status, returned.call, what, kind);
+  }
+  // Waits for everything enqueued on the stream (polling, so Ctrl-C works).
+  void wait_stream(const char* what);
+  // Waits until `event` has happened.
+  void wait_event(typename Api::Event event, const char* what);
+  void throw_if_faulted() const { faults_.throw_if_faulted(); }
+  bool faulted() const { return faults_.faulted(); }
+  typename Api::Stream stream() const { return stream_; }
+
+  const Api calls;  // the vendor calls this shared code makes
+
+ protected:
+  GpuBackend(const Api& api, const comm::Comm& comm)
+      : calls(api), comm_(comm), launch_blocking_(env::get(env::Var::launch_blocking).value_or("0") == "1") {}
+
+  [[noreturn]] void fail(Status result, const char* call, const std::string& what, Errc kind);
+  // Before a heap exported on another GPU (ordinal `ordinal` in this process) is opened for `peer`:
+  // checks that this GPU reaches that one and does what the vendor needs for the mapping.
+  virtual void reach_peer_gpu(int ordinal, int peer) = 0;
+  // The heap of `bytes` does not fit on this GPU: Error(environment) with the free and total memory.
+  [[noreturn]] void throw_heap_too_large(size_t bytes) const;
+
+  const comm::Comm& comm_;
+  int device_ = -1;                          // the ordinal in this process
+  typename Api::Device device_handle_ = {};  // the device as the vendor's calls take it
+  int device_count_ = 0;
+  std::string device_name_;
+  DeviceLimits limits_;
+  typename Api::Stream stream_ = nullptr;
+  const bool launch_blocking_;  // IRIS_LAUNCH_BLOCKING=1: wait after every launch
+  FaultState faults_;
+
+  void* heap_ = nullptr;
+  size_t heap_bytes_ = 0;
+  std::map<int, void*> peers_;  // rank -> its heap opened through IPC
+
+ private:
+  // Checks that a copy (or fill) was enqueued, and waits for it.
+  void copy(Returned enqueued, const std::string& what);
+  void fill_by_doubling(char* device, const void* pattern, size_t pattern_bytes, size_t count);
+  // The local ordinal of the GPU on PCI bus `pci_bus_id`, or -1 when this process does not see it.
+  int ordinal_of_bus(const std::string& pci_bus_id) const;
+  std::string pci_bus_id(typename Api::Device device) const;
+  // Checks a launch against the limits and, where the vendor needs it, opts the kernel in to the
+  // dynamic shared memory it asks for. Returns the kernel as the vendor's type.
+  typename Api::Function prepare_launch(Module& module, void* function, const LaunchConfig& config,
+                                        const std::string& label);
+};
+
+// --- waiting and faults --------------------------------------------------------------------------------
+
+template <class Api>
+void GpuBackend<Api>::fail(Status result, const char* call, const std::string& what, Errc kind) {
+  faults_.throw_if_faulted();
+  if (Api::is_device_fault(result)) faults_.raise(calls.error_text(result), call, device_, device_name_, mailbox_);
+  throw Error(kind, format("%s: %s returned %s", what.c_str(), call, calls.error_text(result).c_str()));
+}
+
+template <class Api>
+void GpuBackend<Api>::wait_stream(const char* what) {
+  throw_if_faulted();
+  bind();
+  check(poll_while(Api::not_ready, [&] { return calls.stream_query(stream_); }, what), what);
+  faults_.drained();
+}
+
+template <class Api>
+void GpuBackend<Api>::wait_event(typename Api::Event event, const char* what) {
+  throw_if_faulted();
+  bind();
+  check(poll_while(Api::not_ready, [&] { return calls.event_query(event); }, what), what);
+}
+
+}  // namespace iris::runtime::gpu
