@@ -1,0 +1,538 @@
+// The code the cuda and hip backends share (src/runtime/gpu/gpu_backend.hpp, memory.hpp, kernels.hpp),
+// run without a GPU over a fake vendor API that records every call and fails the calls a test asks it
+// to. The fake names its calls as the CUDA driver does, so each expected sequence below is the cuda
+// backend's, as verified on H200s (hip::Api maps each call to its HIP twin). The device tests
+// (tests/gpu/device) run the same code on a real GPU.
+#include <catch2/catch.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "comm/comm.hpp"
+#include "core/error.hpp"
+#include "runtime/gpu/gpu_backend.hpp"
+#include "runtime/gpu/heap_handle.hpp"
+#include "runtime/gpu/kernels.hpp"
+#include "runtime/gpu/memory.hpp"
+#include "runtime/gpu/pattern_fill.hpp"
+
+using namespace iris;
+using namespace iris::runtime;
+using Catch::Matchers::Contains;
+using Calls = std::vector<std::string>;
+
+namespace {
+
+constexpr int kSuccess = 0, kNotReady = 1, kNotFound = 2, kFault = 3, kInvalid = 7;
+
+// The fake driver's state: the calls made so far, and the failures to answer with.
+struct FakeDriver {
+  Calls calls;
+  std::map<std::string, int> fail_next;  // call -> the status its next call returns
+  float elapsed_ms = 2.5f;
+
+  int answer(const char* call) {
+    calls.push_back(call);
+    auto failure = fail_next.find(call);
+    if (failure == fail_next.end()) return kSuccess;
+    const int status = failure->second;
+    fail_next.erase(failure);
+    return status;
+  }
+};
+
+struct FakeIpcHandle {
+  uint8_t bytes[64];
+};
+
+// The adaptor contract of cuda::Api and hip::Api (gpu_backend.hpp), over FakeDriver.
+struct FakeApi {
+  using Status = int;
+  using Returned = gpu::Returned<int>;
+  using Device = int;
+  using Stream = void*;
+  using Event = void*;
+  using Module = int;
+  using Function = void*;
+  using IpcHandle = FakeIpcHandle;
+  using FunctionAttribute = int;
+
+  static constexpr const char* name = "fake";
+  static constexpr const char* vendor_api = "FAKE";
+  static constexpr const char* visibility_variable = "FAKE_VISIBLE_DEVICES";
+  static constexpr Status success = kSuccess;
+  static constexpr Status not_ready = kNotReady;
+  static constexpr Status not_found = kNotFound;
+  static constexpr bool dynamic_shared_opt_in = true;
+  static constexpr FunctionAttribute kernel_max_threads = 0;
+  static constexpr FunctionAttribute kernel_static_shared = 1;
+  static constexpr FunctionAttribute kernel_dynamic_shared_allowed = 2;
+
+  FakeDriver& driver;
+
+  static bool is_device_fault(Status status) { return status == kFault; }
+  std::string error_text(Status status) const { return format("FAKE_ERROR_%d", status); }
+
+  Returned call(const char* name) const { return {driver.answer(name), name}; }
+
+  Returned stream_query(Stream) const { return call("cuStreamQuery"); }
+  Returned event_query(Event) const { return call("cuEventQuery"); }
+  Returned device_get(Device* device, int ordinal) const {
+    *device = ordinal;
+    return call("cuDeviceGet");
+  }
+  // GPU n sits on PCI bus n + 1.
+  Returned device_pci_bus_id(char* id, int length, Device device) const {
+    std::snprintf(id, length, "0000:%02d:00.0", device + 1);
+    return call("cuDeviceGetPCIBusId");
+  }
+  Returned mem_get_info(size_t* free_bytes, size_t* total_bytes) const {
+    *free_bytes = size_t{1} << 30;
+    *total_bytes = size_t{2} << 30;
+    return call("cuMemGetInfo");
+  }
+  Returned mem_free(void*) const { return call("cuMemFree"); }
+  Returned ipc_get_handle(IpcHandle* handle, void*) const {
+    std::memset(handle->bytes, 0xab, sizeof handle->bytes);
+    return call("cuIpcGetMemHandle");
+  }
+  Returned ipc_open_handle(void** device, const IpcHandle&) const {
+    *device = reinterpret_cast<void*>(uintptr_t{0x7000000});
+    return call("cuIpcOpenMemHandle");
+  }
+  Returned ipc_close_handle(void*) const { return call("cuIpcCloseMemHandle"); }
+  Returned host_alloc_mapped(void** host, size_t bytes) const {
+    *host = std::malloc(bytes);
+    std::memset(*host, 0x5a, bytes);  // allocate_mapped_host must zero it
+    return call("cuMemHostAlloc");
+  }
+  Returned host_device_pointer(void** device, void* host) const {
+    *device = host;
+    return call("cuMemHostGetDevicePointer");
+  }
+  Returned host_free(void* host) const {
+    std::free(host);
+    return call("cuMemFreeHost");
+  }
+  Returned copy_to_host(void*, const void*, size_t, Stream) const { return call("cuMemcpyDtoHAsync"); }
+  Returned copy_from_host(void*, const void*, size_t, Stream) const { return call("cuMemcpyHtoDAsync"); }
+  Returned copy_device(void*, const void*, size_t, Stream) const { return call("cuMemcpyDtoDAsync"); }
+  Returned memset8(void*, unsigned char, size_t, Stream) const { return call("cuMemsetD8Async"); }
+  Returned memset16(void*, unsigned short, size_t, Stream) const { return call("cuMemsetD16Async"); }
+  Returned memset32(void*, uint32_t, size_t, Stream) const { return call("cuMemsetD32Async"); }
+  Returned module_unload(Module) const { return call("cuModuleUnload"); }
+  Returned module_get_function(Function* function, Module, const char*) const {
+    *function = reinterpret_cast<void*>(uintptr_t{0xf00});
+    return call("cuModuleGetFunction");
+  }
+  Returned module_get_global(void** device, size_t* bytes, Module, const char*) const {
+    *device = reinterpret_cast<void*>(uintptr_t{0x6000000});
+    *bytes = 16;
+    return call("cuModuleGetGlobal");
+  }
+  // A kernel of at most 1024 threads, no static shared memory, 48 KiB of dynamic shared memory allowed.
+  Returned function_attribute(int* value, FunctionAttribute attribute, Function) const {
+    static const int values[] = {1024, 0, 48 * 1024};
+    *value = values[attribute];
+    return call("cuFuncGetAttribute");
+  }
+  Returned set_max_dynamic_shared(Function, int) const { return call("cuFuncSetAttribute"); }
+  Returned launch_kernel(Function, const LaunchConfig&, Stream, void**) const { return call("cuLaunchKernel"); }
+  Returned event_create(Event* event) const {
+    *event = reinterpret_cast<void*>(uintptr_t{0xe0});
+    return call("cuEventCreate");
+  }
+  Returned event_destroy(Event) const { return call("cuEventDestroy"); }
+  Returned event_record(Event, Stream) const { return call("cuEventRecord"); }
+  Returned event_elapsed_ms(float* ms, Event, Event) const {
+    *ms = driver.elapsed_ms;
+    return call("cuEventElapsedTime");
+  }
+};
+
+}  // namespace
+
+// Compiles every shared body for the fake, as cuda_backend.cpp and hip_backend.cpp do for theirs.
+template class iris::runtime::gpu::GpuBackend<FakeApi>;
+
+namespace {
+
+const comm::Comm& one_rank() {
+  static std::unique_ptr<comm::Comm> comm = [] {
+    int argc = 0;
+    char** argv = nullptr;
+    return comm::Comm::create(&argc, &argv);
+  }();
+  return *comm;
+}
+
+// GPU 0 of two, "Fake GPU", with H200's launch limits. The vendor parts record themselves too.
+class FakeBackend final : public gpu::GpuBackend<FakeApi> {
+ public:
+  explicit FakeBackend(FakeDriver& driver) : GpuBackend(FakeApi{driver}, one_rank()), driver_(driver) {
+    device_ = 0;
+    device_handle_ = 0;
+    device_count_ = 2;
+    device_name_ = "Fake GPU";
+    limits_.max_threads_per_block = 1024;
+    limits_.max_block[0] = limits_.max_block[1] = 1024;
+    limits_.max_block[2] = 64;
+    limits_.max_grid[0] = 2147483647u;
+    limits_.max_grid[1] = limits_.max_grid[2] = 65535;
+    limits_.max_shared_per_block = 227 * 1024;
+  }
+
+  CodeTarget code_target() const override { return CodeTarget{"none", "fake"}; }
+  void* allocate_heap(size_t bytes) override {
+    heap_ = reinterpret_cast<void*>(uintptr_t{0x1000000});
+    heap_bytes_ = bytes;
+    return heap_;
+  }
+  std::unique_ptr<Module> load_module(const std::vector<uint8_t>&) override {
+    return std::make_unique<gpu::LoadedModule<FakeApi>>(*this, 1);
+  }
+  void bind() override {}
+  void report_out_of_memory(size_t bytes) const { throw_heap_too_large(bytes); }
+
+ private:
+  void reach_peer_gpu(int ordinal, int peer) override { driver_.calls.push_back(format("reach GPU %d", ordinal)); }
+  FakeDriver& driver_;
+};
+
+LaunchConfig launch_config(unsigned block_x, size_t shared_bytes = 0) {
+  LaunchConfig config;
+  config.grid.x = 4;
+  config.block.x = block_x;
+  config.shared_bytes = shared_bytes;
+  return config;
+}
+
+Calls repeated(const std::string& call, size_t times) { return Calls(times, call); }
+
+Calls joined(std::initializer_list<Calls> parts) {
+  Calls all;
+  for (const Calls& part : parts) all.insert(all.end(), part.begin(), part.end());
+  return all;
+}
+
+}  // namespace
+
+TEST_CASE("a launch asks the kernel's limits once, opts in above 48 KiB of shared memory once, then launches",
+          "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  auto module = backend.load_module({});
+  void* kernel = module->function("scale");
+  CHECK(module->function("scale") == kernel);
+  CHECK(driver.calls == Calls{"cuModuleGetFunction"});
+
+  driver.calls.clear();
+  backend.launch(*module, kernel, launch_config(256, 96 * 1024), nullptr, "scale (x.lua:1)");
+  CHECK(driver.calls == joined({repeated("cuFuncGetAttribute", 3), {"cuFuncSetAttribute", "cuLaunchKernel"}}));
+
+  driver.calls.clear();
+  backend.launch(*module, kernel, launch_config(256, 96 * 1024), nullptr, "scale (x.lua:1)");
+  backend.launch(*module, kernel, launch_config(256), nullptr, "scale (x.lua:1)");
+  CHECK(driver.calls == Calls{"cuLaunchKernel", "cuLaunchKernel"});
+
+  driver.calls.clear();
+  backend.synchronize();
+  module.reset();
+  CHECK(driver.calls == Calls{"cuStreamQuery", "cuStreamQuery", "cuModuleUnload"});
+}
+
+TEST_CASE("a launch beyond the limits is refused before the driver launches anything", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  auto module = backend.load_module({});
+  void* kernel = module->function("scale");
+  driver.calls.clear();
+  try {
+    backend.launch(*module, kernel, launch_config(2048), nullptr, "scale (x.lua:1)");
+    FAIL("a block of 2048 threads was launched");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::launch);
+    CHECK(std::string(e.what()) == "launch of scale (x.lua:1): block.x = 2048 exceeds Fake GPU's limit of 1024");
+  }
+  CHECK(driver.calls == repeated("cuFuncGetAttribute", 3));
+}
+
+TEST_CASE("a launch the driver refuses is Error(launch) naming the kernel, its shape and the call", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  auto module = backend.load_module({});
+  void* kernel = module->function("scale");
+  driver.fail_next["cuLaunchKernel"] = kInvalid;
+  try {
+    backend.launch(*module, kernel, launch_config(32), nullptr, "scale (x.lua:1)");
+    FAIL("the refused launch did not throw");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::launch);
+    CHECK(std::string(e.what()) == "launch of scale (x.lua:1) (grid {4,1,1}, block {32,1,1}, 0 B of dynamic shared "
+                                   "memory): cuLaunchKernel returned FAKE_ERROR_7");
+  }
+  CHECK_FALSE(backend.faulted());
+  CHECK_NOTHROW(backend.synchronize());
+}
+
+TEST_CASE("a device fault names the kernels in flight, sticks, and keeps every later call off the driver",
+          "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  auto module = backend.load_module({});
+  void* kernel = module->function("scale");
+  backend.launch(*module, kernel, launch_config(32), nullptr, "first (a.lua:1)");
+  backend.launch(*module, kernel, launch_config(32), nullptr, "first (a.lua:1)");
+  driver.fail_next["cuLaunchKernel"] = kFault;
+  const std::string expected =
+      "device fault on GPU 0 (Fake GPU): FAKE_ERROR_3, reported by cuLaunchKernel; kernels launched since the last "
+      "synchronization: first (a.lua:1) x2; the GPU context is unusable now, the job ends";
+  try {
+    backend.launch(*module, kernel, launch_config(32), nullptr, "second (a.lua:2)");
+    FAIL("the fault did not throw");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::device_fault);
+    CHECK(std::string(e.what()) == expected);
+  }
+  driver.calls.clear();
+  for (const auto& call : std::vector<std::function<void()>>{
+           [&] { backend.synchronize(); },
+           [&] { backend.launch(*module, kernel, launch_config(32), nullptr, "third"); },
+           [&] { backend.copy_device(nullptr, nullptr, 16); },
+           [&] { backend.create_event(); },
+       }) {
+    try {
+      call();
+      FAIL("a call after the fault went through");
+    } catch (const Error& e) {
+      CHECK(e.code() == Errc::device_fault);
+      CHECK(std::string(e.what()) == expected);
+    }
+  }
+  module.reset();  // after a fault a module is not unloaded
+  CHECK(driver.calls.empty());
+}
+
+TEST_CASE("a wait that reports a fault names the call that reported it", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  auto module = backend.load_module({});
+  backend.launch(*module, module->function("spin"), launch_config(32), nullptr, "spin (b.lua:3)");
+  driver.fail_next["cuStreamQuery"] = kFault;
+  try {
+    backend.synchronize();
+    FAIL("the fault did not throw");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::device_fault);
+    CHECK_THAT(e.what(), Contains("FAKE_ERROR_3, reported by cuStreamQuery; kernels launched since the last "
+                                  "synchronization: spin (b.lua:3);"));
+  }
+}
+
+TEST_CASE("IRIS_LAUNCH_BLOCKING=1 waits for each kernel right after its launch", "[unit][gpu]") {
+  for (const bool blocking : {false, true}) {
+    if (blocking) {
+      setenv("IRIS_LAUNCH_BLOCKING", "1", 1);
+    } else {
+      unsetenv("IRIS_LAUNCH_BLOCKING");
+    }
+    FakeDriver driver;
+    FakeBackend backend(driver);
+    unsetenv("IRIS_LAUNCH_BLOCKING");
+    auto module = backend.load_module({});
+    void* kernel = module->function("scale");
+    backend.launch(*module, kernel, launch_config(32), nullptr, "warm-up");  // reads the kernel's limits
+    driver.calls.clear();
+    backend.launch(*module, kernel, launch_config(32), nullptr, "scale (x.lua:1)");
+    CHECK(driver.calls == (blocking ? Calls{"cuLaunchKernel", "cuStreamQuery"} : Calls{"cuLaunchKernel"}));
+  }
+}
+
+TEST_CASE("the raw-launch reference is a plain loop of launches between two events and one wait", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  auto module = backend.load_module({});
+  void* kernel = module->function("scale");
+  driver.calls.clear();
+  const double seconds = backend.time_raw_launches(*module, kernel, launch_config(32), nullptr, 3);
+  CHECK(seconds == Approx(0.0025));
+  CHECK(driver.calls == joined({repeated("cuFuncGetAttribute", 3),
+                                {"cuEventCreate", "cuEventCreate", "cuEventRecord"},
+                                repeated("cuLaunchKernel", 3),
+                                {"cuEventRecord", "cuEventQuery", "cuEventElapsedTime", "cuStreamQuery",
+                                 "cuEventDestroy", "cuEventDestroy"}}));
+  try {
+    backend.time_raw_launches(*module, kernel, launch_config(32), nullptr, 0);
+    FAIL("0 iterations were timed");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::invalid_argument);
+  }
+}
+
+TEST_CASE("timing events must both be recorded before their interval is read", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  auto start = backend.create_event();
+  auto stop = backend.create_event();
+  start->record();
+  CHECK_THROWS_WITH(stop->elapsed_ms_since(*start), Contains("not both recorded"));
+  stop->record();
+  driver.calls.clear();
+  CHECK(stop->elapsed_ms_since(*start) == Approx(2.5));
+  CHECK(driver.calls == Calls{"cuEventQuery", "cuEventElapsedTime"});
+}
+
+TEST_CASE("kernels and module variables are looked up by name, and absent ones are named", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  auto module = backend.load_module({});
+  driver.fail_next["cuModuleGetFunction"] = kNotFound;
+  try {
+    module->function("nope");
+    FAIL("an absent kernel was found");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::invalid_argument);
+    CHECK(std::string(e.what()) == "kernel 'nope' is not in this module (cuModuleGetFunction returned FAKE_ERROR_2)");
+  }
+  driver.fail_next["cuModuleGetGlobal"] = kNotFound;
+  CHECK_THROWS_WITH(module->write_global("iris_state", "0123456789abcdef", 16),
+                    "module variable 'iris_state' is not in this module (cuModuleGetGlobal returned FAKE_ERROR_2)");
+  CHECK_THROWS_WITH(module->write_global("iris_state", "01234567", 8),
+                    "module variable 'iris_state' is 16 bytes; 8 bytes were given");
+  driver.calls.clear();
+  module->write_global("iris_state", "0123456789abcdef", 16);
+  CHECK(driver.calls == Calls{"cuModuleGetGlobal", "cuMemcpyHtoDAsync", "cuStreamQuery"});
+}
+
+TEST_CASE("copies and fills are enqueued, checked and waited for; a fill without a memset seeds and doubles",
+          "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  void* device = reinterpret_cast<void*>(uintptr_t{0x1000000});
+  char host[64] = {};
+  backend.copy_to_host(host, device, sizeof host);
+  backend.copy_from_host(device, host, sizeof host);
+  backend.copy_device(device, device, sizeof host);
+  backend.copy_device(device, device, 0);  // nothing to copy: no call
+  CHECK(driver.calls == Calls{"cuMemcpyDtoHAsync", "cuStreamQuery", "cuMemcpyHtoDAsync", "cuStreamQuery",
+                              "cuMemcpyDtoDAsync", "cuStreamQuery"});
+
+  driver.fail_next["cuMemcpyDtoDAsync"] = kInvalid;
+  try {
+    backend.copy_device(device, device, 64);
+    FAIL("the refused copy did not throw");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::invalid_argument);
+    CHECK(std::string(e.what()) ==
+          "copying 64 B from GPU address 0x1000000 to 0x1000000: cuMemcpyDtoDAsync returned FAKE_ERROR_7");
+  }
+
+  driver.calls.clear();
+  const uint16_t half = 0x1234;
+  const uint64_t word = 0x0102030405060708ull;
+  backend.fill(device, &half, sizeof half, 100);
+  CHECK(driver.calls == Calls{"cuMemsetD16Async", "cuStreamQuery"});
+
+  driver.calls.clear();
+  const size_t count = 20000;  // 160000 bytes: a 64 KiB seed, then copies of what is written
+  backend.fill(device, &word, sizeof word, count);
+  const size_t seed = gpu::fill_seed(&word, sizeof word, count).size();
+  const size_t copies = gpu::doubling_copies(seed, count * sizeof word).size();
+  CHECK(copies == 2);
+  CHECK(driver.calls ==
+        joined({{"cuMemcpyHtoDAsync"}, repeated("cuMemcpyDtoDAsync", copies), {"cuStreamQuery"}}));
+}
+
+TEST_CASE("mapped host memory comes zeroed, and a mapping that fails frees what was allocated", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  MappedHostBuffer buffer = backend.allocate_mapped_host(256);
+  CHECK(driver.calls == Calls{"cuMemHostAlloc", "cuMemHostGetDevicePointer"});
+  CHECK(static_cast<unsigned char*>(buffer.host)[0] == 0);
+  CHECK(static_cast<unsigned char*>(buffer.host)[255] == 0);
+  backend.free_mapped_host(buffer);
+  CHECK(buffer.host == nullptr);
+
+  driver.calls.clear();
+  driver.fail_next["cuMemHostGetDevicePointer"] = kInvalid;
+  CHECK_THROWS_WITH(backend.allocate_mapped_host(256),
+                    "mapping host memory into the GPU: cuMemHostGetDevicePointer returned FAKE_ERROR_7");
+  CHECK(driver.calls == Calls{"cuMemHostAlloc", "cuMemHostGetDevicePointer", "cuMemFreeHost"});
+}
+
+TEST_CASE("a heap is exported with its GPU's bus id, and a peer's is found by bus id, reached and opened",
+          "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  backend.allocate_heap(1 << 20);
+  const std::vector<uint8_t> mine = backend.export_heap();
+  CHECK(driver.calls == Calls{"cuIpcGetMemHandle", "cuDeviceGetPCIBusId"});
+  const gpu::HeapHandle exported = gpu::decode_heap_handle(mine, "fake", 0);
+  CHECK(exported.pci_bus_id == "0000:01:00.0");
+  CHECK(exported.bytes == (1u << 20));
+
+  // Its own heap needs no mapping.
+  driver.calls.clear();
+  CHECK(backend.import_peer_heap(0, 0, mine, 1 << 20) == reinterpret_cast<void*>(uintptr_t{0x1000000}));
+  CHECK(driver.calls.empty());
+
+  // Rank 1's heap on GPU 1 (bus 2): found on the second ordinal, reached, then opened; once.
+  gpu::HeapHandle theirs = exported;
+  theirs.pci_bus_id = "0000:02:00.0";
+  const std::vector<uint8_t> handle = gpu::encode_heap_handle(theirs);
+  void* peer_base = backend.import_peer_heap(1, 1, handle, 1 << 20);
+  CHECK(peer_base == reinterpret_cast<void*>(uintptr_t{0x7000000}));
+  CHECK(backend.import_peer_heap(1, 1, handle, 1 << 20) == peer_base);
+  CHECK(driver.calls == Calls{"cuDeviceGet", "cuDeviceGetPCIBusId", "cuDeviceGet", "cuDeviceGetPCIBusId",
+                              "reach GPU 1", "cuIpcOpenMemHandle"});
+
+  // A GPU this process does not see is refused before the driver opens anything.
+  theirs.pci_bus_id = "0000:09:00.0";
+  CHECK_THROWS_WITH(backend.import_peer_heap(2, 0, gpu::encode_heap_handle(theirs), 1 << 20),
+                    Contains("rank 2's heap is on the GPU at PCI bus 0000:09:00.0, which this rank does not see "
+                             "(FAKE_VISIBLE_DEVICES"));
+
+  driver.calls.clear();
+  backend.release_heaps();
+  CHECK(driver.calls == Calls{"cuStreamQuery", "cuIpcCloseMemHandle", "cuMemFree"});
+}
+
+TEST_CASE("releasing the heaps reports every close and free that failed", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  backend.allocate_heap(1 << 20);
+  gpu::HeapHandle theirs = gpu::decode_heap_handle(backend.export_heap(), "fake", 0);
+  theirs.pci_bus_id = "0000:02:00.0";
+  backend.import_peer_heap(1, 1, gpu::encode_heap_handle(theirs), 1 << 20);
+  driver.fail_next["cuIpcCloseMemHandle"] = kInvalid;
+  driver.fail_next["cuMemFree"] = kInvalid;
+  try {
+    backend.release_heaps();
+    FAIL("failed releases did not throw");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::internal);
+    CHECK(std::string(e.what()) ==
+          "releasing the heaps on GPU 0; closing rank 1's heap: cuIpcCloseMemHandle returned FAKE_ERROR_7; freeing "
+          "the heap: cuMemFree returned FAKE_ERROR_7");
+  }
+}
+
+TEST_CASE("a heap too large for the GPU says how much is free", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  try {
+    backend.report_out_of_memory(size_t{4} << 30);
+    FAIL("no error");
+  } catch (const Error& e) {
+    CHECK(e.code() == Errc::environment);
+    CHECK(std::string(e.what()) ==
+          "cannot allocate a 4 GiB symmetric heap on GPU 0 (Fake GPU): 1 GiB free of 2 GiB (ranks sharing this GPU "
+          "hold a heap each); ask for less with iris.init{heap_size=} or IRIS_HEAP_SIZE");
+  }
+  CHECK(driver.calls == Calls{"cuMemGetInfo"});
+}
