@@ -13,7 +13,6 @@
 
 #include "core/log.hpp"
 #include "runtime/gpu/gpu_backend.hpp"
-#include "runtime/gpu/module_lookup.hpp"
 
 namespace iris::runtime::gpu {
 
@@ -21,6 +20,7 @@ template <class Api>
 class LoadedModule final : public Module {
  public:
   using Function = typename Api::Function;
+  using Returned = typename Api::Returned;
 
   // What a launch of one kernel is checked against, asked of the driver once per kernel.
   struct KernelInfo {
@@ -46,10 +46,8 @@ class LoadedModule final : public Module {
     backend_.throw_if_faulted();
     backend_.bind();
     Function function = nullptr;
-    const auto found = backend_.calls.module_get_function(&function, module_, symbol.c_str());
-    if (found.status == Api::not_found) {
-      throw_not_in_module("kernel", symbol, found.call, backend_.calls.error_text(found.status));
-    }
+    const Returned found = backend_.calls.module_get_function(&function, module_, symbol.c_str());
+    if (found.status == Api::not_found) throw_not_in_module("kernel", symbol, found);
     backend_.check(found, format("looking up kernel '%s'", symbol.c_str()), Errc::invalid_argument);
     functions_.emplace(symbol, function);
     return function;
@@ -60,12 +58,14 @@ class LoadedModule final : public Module {
     backend_.bind();
     void* address = nullptr;
     size_t size = 0;
-    const auto found = backend_.calls.module_get_global(&address, &size, module_, symbol.c_str());
-    if (found.status == Api::not_found) {
-      throw_not_in_module("module variable", symbol, found.call, backend_.calls.error_text(found.status));
-    }
+    const Returned found = backend_.calls.module_get_global(&address, &size, module_, symbol.c_str());
+    if (found.status == Api::not_found) throw_not_in_module("module variable", symbol, found);
     backend_.check(found, format("looking up module variable '%s'", symbol.c_str()), Errc::invalid_argument);
-    check_global_size(symbol, size, bytes);
+    // Written whole: a size that differs means the host and the kernel disagree on the variable.
+    if (size != bytes) {
+      throw Error(Errc::invalid_argument,
+                  format("module variable '%s' is %zu bytes; %zu bytes were given", symbol.c_str(), size, bytes));
+    }
     backend_.copy_from_host(address, data, bytes);
   }
 
@@ -89,6 +89,12 @@ class LoadedModule final : public Module {
   }
 
  private:
+  // "kernel 'scale' is not in this module (cuModuleGetFunction returned CUDA_ERROR_NOT_FOUND (...))"
+  [[noreturn]] void throw_not_in_module(const char* kind, const std::string& symbol, const Returned& found) const {
+    throw Error(Errc::invalid_argument, format("%s '%s' is not in this module (%s returned %s)", kind, symbol.c_str(),
+                                               found.call, backend_.calls.error_text(found.status).c_str()));
+  }
+
   GpuBackend<Api>& backend_;
   typename Api::Module module_;
   std::unordered_map<std::string, Function> functions_;
