@@ -97,6 +97,11 @@ static_assert(sizeof(InlineReleases) == 64, "one cache line per rank");
 
 void SymmetricHeap::exchange_releases() {
   std::vector<uint64_t> mine = allocator_.take_pending();
+  // This rank's kernels still in flight may write a block it released, in any rank's copy. They finish
+  // before any rank learns of the release (and zeroes or hands out the block again). The allocation's
+  // zeroing waits for them anyway; waiting here, before the exchange, is what orders them before the
+  // other ranks' zeroing too.
+  if (!mine.empty()) backend_.synchronize();
   InlineReleases inline_mine{};
   inline_mine.count = mine.size();
   std::memcpy(inline_mine.offsets, mine.data(), std::min(mine.size(), kInlineReleases) * sizeof(uint64_t));
