@@ -86,7 +86,7 @@ class RtcCompiler final : public Compiler {
 
  private:
   void load() {
-    if (library_) return;
+    if (!identity_.empty()) return;  // loaded completely (a failed load leaves it empty, and is retried)
     const std::string create = std::string(flavor_.prefix) + "CreateProgram";
     auto library = runtime::gpu::DynamicLibrary::open(flavor_.library_candidates, flavor_.what, flavor_.missing_hint);
     void* create_function = library.symbol(create.c_str());

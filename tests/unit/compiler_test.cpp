@@ -258,3 +258,24 @@ TEST_CASE("a run-time compiler that is not installed is an error naming what was
   CHECK_THAT(message, Catch::Contains("/nowhere/libnvrtc.so.13 ("));
   CHECK_THAT(message, Catch::EndsWith("; install it or set CUDA_HOME"));
 }
+
+TEST_CASE("a run-time compiler that failed to load half-way fails the same way when asked again", "[unit][compiler]") {
+  // NVRTC itself, asked for a function it does not have: the library opens, one lookup fails. The
+  // next use must load again and fail again, never go on with the functions left unset.
+  iris::compiler::RtcFlavor flavor;
+  flavor.kind = "nvrtc";
+  flavor.prefix = "nvrtc";
+  flavor.code_function = "NoSuchThing";
+  flavor.library_candidates = {"libnvrtc.so.13", "libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so.13",
+                               "/usr/local/cuda/lib64/libnvrtc.so.12"};
+  flavor.what = "NVRTC";
+  flavor.missing_hint = "install the CUDA toolkit";
+  auto compiler = iris::compiler::make_rtc_compiler(flavor);
+  const std::string first = error_of([&] { compiler->identity(); });
+  if (first.rfind("cannot load NVRTC", 0) == 0) {
+    WARN("NVRTC is not installed here: only the not-installed case ran: " << first);
+  } else {
+    CHECK_THAT(first, Catch::Contains("has no function nvrtcGetNoSuchThingSize"));
+  }
+  CHECK(error_of([&] { compiler->identity(); }) == first);
+}
