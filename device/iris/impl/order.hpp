@@ -13,6 +13,14 @@
 #ifndef IRIS_IMPL_ORDER_HPP
 #define IRIS_IMPL_ORDER_HPP
 
+namespace iris {
+namespace detail {
+// A load can only acquire and a store only release: acq_rel narrows to the half that applies.
+IRIS_DEVICE Semantic load_semantic(Semantic sem) { return (sem == acquire || sem == acq_rel) ? acquire : relaxed; }
+IRIS_DEVICE Semantic store_semantic(Semantic sem) { return (sem == release || sem == acq_rel) ? release : relaxed; }
+}  // namespace detail
+}  // namespace iris
+
 #if defined(IRIS_PLATFORM_CUDA)
 #include "order_cuda.hpp"
 #elif defined(IRIS_PLATFORM_HIP)

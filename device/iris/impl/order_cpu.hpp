@@ -7,9 +7,6 @@
 namespace iris {
 namespace detail {
 
-IRIS_DEVICE Semantic load_semantic(Semantic sem) { return (sem == acquire || sem == acq_rel) ? acquire : relaxed; }
-IRIS_DEVICE Semantic store_semantic(Semantic sem) { return (sem == release || sem == acq_rel) ? release : relaxed; }
-
 IRIS_DEVICE constexpr int order_of(Semantic sem) {
   return sem == relaxed ? __ATOMIC_RELAXED
          : sem == acquire ? __ATOMIC_ACQUIRE
@@ -36,7 +33,7 @@ IRIS_DEVICE typename enable_if<atomic_int<T>::value, T>::type fetch_add(T* p, T 
 
 template <class U>
 IRIS_DEVICE U cas(U* p, U cmp, U v, Semantic sem, Scope) {
-  const int failure = (sem == acquire || sem == acq_rel) ? __ATOMIC_ACQUIRE : __ATOMIC_RELAXED;
+  const int failure = order_of(load_semantic(sem));  // a failed exchange only loads
   __atomic_compare_exchange_n(p, &cmp, v, false, order_of(sem), failure);
   return cmp;  // the value found: equal to the expected one on success
 }

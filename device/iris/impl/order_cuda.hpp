@@ -52,10 +52,6 @@
 namespace iris {
 namespace detail {
 
-// A load can only acquire and a store only release: acq_rel narrows to the half that applies.
-IRIS_DEVICE Semantic load_semantic(Semantic sem) { return (sem == acquire || sem == acq_rel) ? acquire : relaxed; }
-IRIS_DEVICE Semantic store_semantic(Semantic sem) { return (sem == release || sem == acq_rel) ? release : relaxed; }
-
 IRIS_PTX_RMW(fetch_add, int, ".add.s32", "r")
 IRIS_PTX_RMW(fetch_add, unsigned int, ".add.u32", "r")
 IRIS_PTX_RMW(fetch_add, long long, ".add.u64", "l")

@@ -42,9 +42,6 @@
 namespace iris {
 namespace detail {
 
-IRIS_DEVICE Semantic load_semantic(Semantic sem) { return (sem == acquire || sem == acq_rel) ? acquire : relaxed; }
-IRIS_DEVICE Semantic store_semantic(Semantic sem) { return (sem == release || sem == acq_rel) ? release : relaxed; }
-
 IRIS_HIP_RMW_ALL_INTS(fetch_add, __hip_atomic_fetch_add)
 IRIS_HIP_RMW(fetch_add, float, __hip_atomic_fetch_add)
 IRIS_HIP_RMW(fetch_add, double, __hip_atomic_fetch_add)

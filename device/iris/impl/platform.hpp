@@ -112,10 +112,6 @@ namespace iris {
 namespace detail {
 template <class A, class B> struct is_same { static constexpr bool value = false; };
 template <class A> struct is_same<A, A> { static constexpr bool value = true; };
-template <class T> struct remove_cv { typedef T type; };
-template <class T> struct remove_cv<const T> { typedef T type; };
-template <class T> struct remove_cv<volatile T> { typedef T type; };
-template <class T> struct remove_cv<const volatile T> { typedef T type; };
 template <bool B, class T = void> struct enable_if {};
 template <class T> struct enable_if<true, T> { typedef T type; };
 
