@@ -82,7 +82,7 @@ bool load_entry(const std::string& path, CompiledCode* code) {
 // An exclusive flock on `path`, polled so Ctrl-C and a stuck holder end the wait with an error.
 class FileLock {
  public:
-  explicit FileLock(const std::string& path) : path_(path) {
+  explicit FileLock(const std::string& path) {
     fd_ = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0) throw Error(Errc::environment, format("cannot open the lock file %s: %s", path.c_str(), std::strerror(errno)));
     const auto start = std::chrono::steady_clock::now();
@@ -120,7 +120,6 @@ class FileLock {
   }
 
  private:
-  std::string path_;
   int fd_ = -1;
 };
 

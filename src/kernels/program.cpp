@@ -8,19 +8,18 @@ namespace iris::kernels {
 Program::Program(Registry& registry, ProgramSource source)
     : registry_(registry),
       source_(std::move(source)),
-      signatures_(parse_kernels(source_.source)),
-      aliases_(parse_aliases(source_.source)) {
+      parsed_(parse_source(source_.source)) {
   std::vector<std::string> names;
-  for (const KernelSignature& s : signatures_) {
+  for (const KernelSignature& s : parsed_.kernels) {
     if (!s.is_template) names.push_back(s.name);
   }
   build(names);  // even with nothing to export: a compile error shows now, at iris.compile
 }
 
 std::string Program::describe_kernels() const {
-  if (signatures_.empty()) return "(none: no __global__ function found)";
+  if (parsed_.kernels.empty()) return "(none: no __global__ function found)";
   std::string out;
-  for (const KernelSignature& s : signatures_) {
+  for (const KernelSignature& s : parsed_.kernels) {
     if (!out.empty()) out += ", ";
     out += s.name;
     if (s.is_template) {
@@ -35,7 +34,7 @@ std::string Program::describe_kernels() const {
 const KernelSignature& Program::find_signature(const InstanceName& name) const {
   const KernelSignature* by_last_component = nullptr;
   int matches = 0;
-  for (const KernelSignature& s : signatures_) {
+  for (const KernelSignature& s : parsed_.kernels) {
     if (s.name == name.base) return s;
     const size_t colon = s.name.rfind("::");
     if (colon != std::string::npos && s.name.substr(colon + 2) == name.base) {
@@ -65,6 +64,12 @@ Kernel& Program::kernel(const std::string& text) {
     throw Error(Errc::invalid_argument, format("kernel %s (%s) is not a template: name it without <...>",
                                                signature.name.c_str(), source_.origin.c_str()));
   }
+  auto wrong_argument_count = [&] {
+    return Error(Errc::invalid_argument,
+                 format("kernel %s (%s) takes %zu template arguments, %s gives %zu", signature.name.c_str(),
+                        source_.origin.c_str(), signature.template_params.size(), canonical.c_str(), name.args.size()));
+  };
+  if (name.args.size() > signature.template_params.size()) throw wrong_argument_count();
   std::map<std::string, std::string> substitutions;
   for (size_t i = 0; i < signature.template_params.size(); ++i) {
     const TemplateParam& p = signature.template_params[i];
@@ -73,15 +78,8 @@ Kernel& Program::kernel(const std::string& text) {
     } else if (!p.default_value.empty()) {
       substitutions[p.name] = p.default_value;
     } else {
-      throw Error(Errc::invalid_argument,
-                  format("kernel %s (%s) takes %zu template arguments, %s gives %zu", signature.name.c_str(),
-                         source_.origin.c_str(), signature.template_params.size(), canonical.c_str(), name.args.size()));
+      throw wrong_argument_count();  // too few, and this one has no default
     }
-  }
-  if (name.args.size() > signature.template_params.size()) {
-    throw Error(Errc::invalid_argument,
-                format("kernel %s (%s) takes %zu template arguments, %s gives %zu", signature.name.c_str(),
-                       source_.origin.c_str(), signature.template_params.size(), canonical.c_str(), name.args.size()));
   }
 
   auto kernel = std::make_unique<Kernel>();
@@ -90,7 +88,7 @@ Kernel& Program::kernel(const std::string& text) {
   kernel->registry = &registry_;
   for (size_t i = 0; i < signature.params.size(); ++i) {
     const Param& p = signature.params[i];
-    ParamType type = classify_param(p.type, substitutions, aliases_);
+    ParamType type = classify_param(p.type, substitutions, parsed_.aliases);
     if (type.kind == ParamKind::unsupported) {
       throw Error(Errc::invalid_argument, format("kernel %s: parameter %zu '%s': %s", kernel->label.c_str(), i + 1,
                                                  p.name.c_str(), type.why_unsupported.c_str()));

@@ -49,7 +49,7 @@ class Program {
   Program& operator=(const Program&) = delete;
 
   const ProgramSource& source() const { return source_; }
-  const std::vector<KernelSignature>& signatures() const { return signatures_; }
+  const std::vector<KernelSignature>& signatures() const { return parsed_.kernels; }
   // The kernel named `name` ("put_ones", "scale<float>"), compiling an instance when needed. Throws
   // Error(invalid_argument) for a name the source does not define, Error(compile) when an instance
   // does not compile.
@@ -68,8 +68,7 @@ class Program {
 
   Registry& registry_;
   ProgramSource source_;
-  std::vector<KernelSignature> signatures_;
-  std::map<std::string, std::string> aliases_;
+  ParsedSource parsed_;  // the kernels and aliases of source_
   std::vector<std::string> names_;  // exported by the latest binary
   std::vector<Binary> binaries_;
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;  // by canonical name

@@ -197,8 +197,9 @@ compiler::CompiledCode Registry::compile_for(const runtime::CodeTarget& target, 
 std::unique_ptr<runtime::Module> Registry::build(const ProgramSource& source, const std::vector<std::string>& names,
                                                  std::map<std::string, std::string>* symbols) {
   const std::string unit = translation_unit(source);
-  std::vector<std::string> options;
-  for (const auto& [name, value] : source.defines) options.push_back("-D" + name + "=" + value);
+  std::vector<std::string> defines;
+  for (const auto& [name, value] : source.defines) defines.push_back("-D" + name + "=" + value);
+  std::vector<std::string> options = defines;
   options.insert(options.end(), source.options.begin(), source.options.end());
 
   const runtime::CodeTarget own = backend().code_target();
@@ -208,7 +209,6 @@ std::unique_ptr<runtime::Module> Registry::build(const ProgramSource& source, co
     if (target.compiler == own.compiler && target.arch == own.arch) continue;
     if (cross.optional && !compiler_available(target.compiler)) continue;
     // User flags are meant for the own compiler (-ffast-math means nothing to NVRTC): defines only.
-    std::vector<std::string> defines(options.begin(), options.begin() + static_cast<long>(source.defines.size()));
     compile_for(target, unit, defines, names, source.description, true);
   }
 

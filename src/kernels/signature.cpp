@@ -212,11 +212,6 @@ struct Scope {
   std::string name;
 };
 
-struct Walk {
-  std::vector<KernelSignature> kernels;
-  std::map<std::string, std::string> aliases;
-};
-
 std::string qualified(const std::vector<Scope>& scopes, const std::string& name) {
   std::string q;
   for (const Scope& s : scopes) {
@@ -227,7 +222,7 @@ std::string qualified(const std::vector<Scope>& scopes, const std::string& name)
 
 // Parses the kernel whose __global__ is at `g`; returns the index of its closing ')' (or g).
 size_t parse_kernel(const std::vector<Token>& t, size_t g, const std::vector<Scope>& scopes,
-                    const std::vector<TemplateParam>* template_params, Walk& walk) {
+                    const std::vector<TemplateParam>* template_params, ParsedSource& walk) {
   size_t j = g + 1;
   for (; j < t.size(); ++j) {
     const std::string& x = t[j].text;
@@ -267,9 +262,9 @@ size_t parse_kernel(const std::vector<Token>& t, size_t g, const std::vector<Sco
   return close;
 }
 
-Walk walk(const std::string& source) {
+ParsedSource walk(const std::string& source) {
   const std::vector<Token> t = tokenize(source);
-  Walk out;
+  ParsedSource out;
   std::vector<Scope> scopes;
   std::vector<TemplateParam> pending_template;
   bool has_pending = false;
@@ -417,11 +412,7 @@ std::string strip_prefix(std::string name) {
 
 }  // namespace
 
-std::vector<KernelSignature> parse_kernels(const std::string& source) { return walk(source).kernels; }
-
-std::map<std::string, std::string> parse_aliases(const std::string& source) { return walk(source).aliases; }
-
-std::string normalize_spelling(const std::string& text) { return join(tokenize(text)); }
+ParsedSource parse_source(const std::string& source) { return walk(source); }
 
 std::string InstanceName::canonical() const {
   if (!has_args) return base;

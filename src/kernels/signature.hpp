@@ -34,12 +34,15 @@ struct KernelSignature {
   int line = 0;      // 1-based line of the name in the source
 };
 
-// Every __global__ function of `source`, in order of appearance (a declaration followed by its
-// definition counts once).
-std::vector<KernelSignature> parse_kernels(const std::string& source);
-
-// Aliases declared at namespace scope: `typedef float real;`, `using real = float;`.
-std::map<std::string, std::string> parse_aliases(const std::string& source);
+// What one pass over a snippet finds.
+struct ParsedSource {
+  // Every __global__ function, in order of appearance (a declaration followed by its definition
+  // counts once).
+  std::vector<KernelSignature> kernels;
+  // Aliases declared at namespace scope: `typedef float real;`, `using real = float;`.
+  std::map<std::string, std::string> aliases;
+};
+ParsedSource parse_source(const std::string& source);
 
 // A kernel name as users write it: "scale<float, 4>" -> base "scale", args {"float", "4"}.
 struct InstanceName {
@@ -66,8 +69,5 @@ struct ParamType {
 // `type` as a kernel parameter, with template parameters substituted and aliases resolved.
 ParamType classify_param(const std::string& type, const std::map<std::string, std::string>& substitutions,
                          const std::map<std::string, std::string>& aliases);
-
-// Normalized spacing of a type or expression: "const  float *" -> "const float*", "a< b ,c >" -> "a<b, c>".
-std::string normalize_spelling(const std::string& text);
 
 }  // namespace iris::kernels

@@ -42,7 +42,7 @@ __global__ void no_params(void) {}
 __global__ void unnamed(float*, int) {}
 __global__ void arrays(float values[], iris::half h) {}
 )SRC";
-  const auto kernels = parse_kernels(source);
+  const auto kernels = parse_source(source).kernels;
   REQUIRE(kernels.size() == 6);
 
   const auto& put = find(kernels, "put_ones");
@@ -95,7 +95,7 @@ TEST_CASE("template arguments substitute into parameter types, defaults and alia
   CHECK(p.dtype == "float16");
   CHECK(p.spelled == "const iris::half* __restrict__");
 
-  const auto aliases = parse_aliases("typedef unsigned long long counter_t;\nusing real = double;\n");
+  const auto aliases = parse_source("typedef unsigned long long counter_t;\nusing real = double;\n").aliases;
   CHECK(classify_param("real", none, aliases).kind == ParamKind::floating);
   CHECK(classify_param("real", none, aliases).ctype == "double");
   CHECK(classify_param("counter_t*", none, aliases).dtype == "uint64");
