@@ -88,6 +88,7 @@ class Backend {
   // Closes the peers' mappings and frees this rank's heap.
   virtual void release_heaps() = 0;
 
+  // Host memory the device reads and writes too, zeroed.
   virtual MappedHostBuffer allocate_mapped_host(size_t bytes) = 0;
   virtual void free_mapped_host(MappedHostBuffer& buffer) = 0;
   // The mailbox device code reports failed waits into (an abi::DeviceMailbox at `mailbox.host`). The
@@ -124,9 +125,6 @@ class Backend {
  protected:
   MappedHostBuffer mailbox_;  // see watch_mailbox(); host == nullptr until then
 };
-
-// Backend names in the order `auto` tries them.
-std::vector<std::string> backend_names();
 
 // Creates the named backend ("cuda", "hip", "cpu" or "auto") for this rank: picks the device from the
 // node-local rank modulo the device count. Throws Error(environment) saying why a backend is unusable

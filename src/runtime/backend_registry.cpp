@@ -39,8 +39,6 @@ std::unique_ptr<Backend> make(const std::string& name, const comm::Comm& comm) {
 
 }  // namespace
 
-std::vector<std::string> backend_names() { return {"cuda", "hip", "cpu"}; }
-
 std::unique_ptr<Backend> create_backend(const std::string& name, const comm::Comm& comm) {
   if (name != "auto") return make(name, comm);
   std::string reasons;

@@ -86,7 +86,6 @@ Runtime& init(comm::Comm& comm, const InitOptions& options) {
   heap::all_or_none(comm, "iris.init(): heap size", [&] { heap_bytes = chosen_heap_bytes(options, backend); });
   runtime->heap = std::make_unique<heap::SymmetricHeap>(backend, comm, heap_bytes);
   runtime->mailbox = backend.allocate_mapped_host(sizeof(abi::DeviceMailbox));
-  std::memset(runtime->mailbox.host, 0, sizeof(abi::DeviceMailbox));
   backend.watch_mailbox(runtime->mailbox);  // a device fault then reports a failed wait
   log::write(log::Level::info, format("iris.init: backend %s on %s (device %d), heap %s per rank", backend.name(),
                                       backend.device_name().c_str(), backend.device(), human_bytes(heap_bytes).c_str()));

@@ -51,7 +51,6 @@ class CpuBackend final : public Backend {
                            int iterations) override;
 
  private:
-  const comm::Comm& comm_;
   std::unique_ptr<CpuMemory> memory_;
   std::unique_ptr<CpuExecution> execution_;
 };

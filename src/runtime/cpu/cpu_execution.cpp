@@ -123,11 +123,8 @@ void CpuExecution::launch(Module&, void* function, const LaunchConfig& config, v
   const cpu::LaunchFault fault = executor().run(reinterpret_cast<cpu::KernelEntry>(function), args, config);
   if (!fault) return;
   // A wait that gave up left its report in the mailbox: the same words every backend uses.
-  std::string what = fault.what;
-  if (mailbox.host != nullptr && mailbox.bytes >= sizeof(abi::DeviceMailbox)) {
-    const std::string report = gpu::describe_mailbox(*static_cast<const abi::DeviceMailbox*>(mailbox.host));
-    if (!report.empty()) what = report;
-  }
+  const std::string report = gpu::describe_mailbox(mailbox);
+  const std::string what = report.empty() ? fault.what : report;
   fault_ = format("device fault in kernel %s on rank %d: %s%s", kernel_label.c_str(), comm.rank(), what.c_str(),
                   fault.where.c_str());
 }

@@ -433,7 +433,6 @@ Executor::Executor(int threads) : pool_(std::make_unique<Pool>(threads > 1 ? thr
 
 Executor::~Executor() = default;
 
-int Executor::threads() const { return static_cast<int>(pool_->threads.size()) + 1; }
 
 LaunchFault Executor::run(KernelEntry entry, void** args, const LaunchConfig& config) {
   const Dim3& g = config.grid;

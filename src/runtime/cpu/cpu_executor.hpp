@@ -43,7 +43,6 @@ class Executor {
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
 
-  int threads() const;
   // Runs every block; returns the first fault, if any. Throws Error(launch) for a configuration no GPU
   // would accept.
   LaunchFault run(KernelEntry entry, void** args, const LaunchConfig& config);

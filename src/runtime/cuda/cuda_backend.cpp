@@ -28,8 +28,8 @@ int attribute(const cuda::Driver& cu, CUdevice device, CUdevice_attribute which,
 }  // namespace
 
 CudaBackend::CudaBackend(const comm::Comm& comm) : GpuBackend(cuda::Api{cuda::driver()}, comm), cu(calls.cu) {
-  check(cu.cuDeviceGetCount(&device_count_), "cuDeviceGetCount", "counting NVIDIA GPUs");
-  device_ = gpu::device_for_local_rank(comm.local_rank(), device_count_, "NVIDIA", "CUDA_VISIBLE_DEVICES");
+  device_count_ = cuda_device_count();
+  device_ = gpu::device_for_local_rank(comm.local_rank(), device_count_, "NVIDIA", cuda::Api::visibility_variable);
   check(cu.cuDeviceGet(&device_handle_, device_), "cuDeviceGet", format("opening GPU %d", device_));
   char name[256] = {};
   check(cu.cuDeviceGetName(name, sizeof name - 1, device_handle_), "cuDeviceGetName", format("naming GPU %d", device_));

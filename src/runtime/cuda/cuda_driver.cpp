@@ -12,7 +12,6 @@ Driver load_driver(const char* library) {
       {library}, "the NVIDIA driver library",
       "is an NVIDIA driver installed? Without one, run on another backend (IRIS_BACKEND=cpu)");
   Driver driver;
-  driver.library = lib.name();
   using GetVersion = decltype(&::cuDriverGetVersion);
   auto get_version = reinterpret_cast<GetVersion>(lib.symbol("cuDriverGetVersion"));
   if (get_version) get_version(&driver.version);

@@ -34,7 +34,6 @@ struct Driver {
 #define IRIS_DECLARE_DRIVER_FUNCTION(function) decltype(&::function) function = nullptr;
   IRIS_CUDA_DRIVER_FUNCTIONS(IRIS_DECLARE_DRIVER_FUNCTION)
 #undef IRIS_DECLARE_DRIVER_FUNCTION
-  std::string library;  // the name it was opened under
   int version = 0;      // cuDriverGetVersion: 13000 for CUDA 13.0
 };
 

@@ -54,6 +54,11 @@ std::string describe_mailbox(const abi::DeviceMailbox& mailbox) {
                 mailbox.comparison);
 }
 
+std::string describe_mailbox(const MappedHostBuffer& mailbox) {
+  if (mailbox.host == nullptr || mailbox.bytes < sizeof(abi::DeviceMailbox)) return "";
+  return describe_mailbox(*static_cast<const abi::DeviceMailbox*>(mailbox.host));
+}
+
 void FaultState::throw_if_faulted() const {
   if (faulted()) throw Error(Errc::device_fault, message_);
 }
@@ -64,10 +69,8 @@ void FaultState::raise(const std::string& driver_error, const char* call, int de
   message_ = format("device fault on GPU %d (%s): %s, reported by %s; kernels launched since the last "
                     "synchronization: %s",
                     device, device_name.c_str(), driver_error.c_str(), call, in_flight_.describe().c_str());
-  if (mailbox.host && mailbox.bytes >= sizeof(abi::DeviceMailbox)) {
-    std::string report = describe_mailbox(*static_cast<const abi::DeviceMailbox*>(mailbox.host));
-    if (!report.empty()) message_ += "; " + report;
-  }
+  const std::string report = describe_mailbox(mailbox);
+  if (!report.empty()) message_ += "; " + report;
   message_ += "; the GPU context is unusable now, the job ends";
   throw Error(Errc::device_fault, message_);
 }

@@ -39,13 +39,14 @@ class KernelsInFlight {
 // "wait_until on rank 1 gave up after 10.0 s: address 0x7f3a00001000 held 0, expected 1 (comparison 0)",
 // or "" when the mailbox holds no report.
 std::string describe_mailbox(const abi::DeviceMailbox& mailbox);
+// The same for the mailbox the Runtime allocated; "" also when there is none (yet).
+std::string describe_mailbox(const MappedHostBuffer& mailbox);
 
 class FaultState {
  public:
   void launched(const std::string& label) { in_flight_.launched(label); }
   // The stream drained without error: nothing is in flight any more.
   void drained() { in_flight_.clear(); }
-  const KernelsInFlight& in_flight() const { return in_flight_; }
 
   bool faulted() const { return !message_.empty(); }
   // Throws the remembered Error(device_fault) when the device has faulted.

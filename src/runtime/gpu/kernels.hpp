@@ -196,8 +196,7 @@ double GpuBackend<Api>::time_raw_launches(Module& module, void* function, const 
   start.record();
   faults_.launched(label);
   for (int i = 0; i < iterations; ++i) {
-    const Returned launched = calls.launch_kernel(kernel, config, stream_, args);
-    if (launched.status != Api::success) check(launched, label, Errc::launch);
+    check(calls.launch_kernel(kernel, config, stream_, args), label, Errc::launch);
   }
   stop.record();
   const double ms = stop.elapsed_ms_since(start);

@@ -30,7 +30,7 @@ int count_devices(const hip::Runtime& api) {
 
 HipBackend::HipBackend(const comm::Comm& comm) : GpuBackend(hip::Api{hip::runtime()}, comm), api(calls.api) {
   device_count_ = count_devices(api);
-  device_ = gpu::device_for_local_rank(comm.local_rank(), device_count_, "AMD", "HIP_VISIBLE_DEVICES");
+  device_ = gpu::device_for_local_rank(comm.local_rank(), device_count_, "AMD", hip::Api::visibility_variable);
   device_handle_ = device_;
   bind();
   char name[256] = {};

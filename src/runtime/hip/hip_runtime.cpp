@@ -13,7 +13,6 @@ Runtime load_runtime(const std::vector<std::string>& libraries) {
       "is ROCm's HIP installed (Debian: libamdhip64-5; ROCm: /opt/rocm/lib on the library path)? Without it, run on "
       "another backend (IRIS_BACKEND=cpu)");
   Runtime runtime;
-  runtime.library = lib.name();
   const auto missing = [&](const char* symbol) {
     return Error(Errc::environment, format("%s has no %s, which iris-lua (built with the HIP %d.%d headers) calls: "
                                            "install the HIP runtime matching those headers",

@@ -34,7 +34,6 @@ struct Runtime {
   IRIS_HIP_RUNTIME_FUNCTIONS(IRIS_DECLARE_RUNTIME_FUNCTION)
 #undef IRIS_DECLARE_RUNTIME_FUNCTION
   hipError_t (*hipHostMalloc)(void** ptr, size_t size, unsigned int flags) = nullptr;
-  std::string library;  // the name it was opened under
   int version = 0;      // hipRuntimeGetVersion: major * 10000000 + minor * 100000 + patch
 };
 
