@@ -27,6 +27,16 @@ struct Header {
 };
 static_assert(sizeof(Header) == 64, "fixed-size header");
 
+// Whether this process was started by an MPI launcher (mpirun, srun, hydra).
+bool started_by_launcher() {
+  static const char* kLauncherVariables[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
+                                             "MPI_LOCALNRANKS", "MV2_COMM_WORLD_SIZE"};
+  for (const char* name : kLauncherVariables) {
+    if (std::getenv(name) != nullptr) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void check_mpi(int rc, const char* call) {
@@ -43,23 +53,16 @@ struct Comm::Mpi {
   MPI_Comm node = MPI_COMM_NULL;     // ranks of this node
 };
 
-bool started_by_launcher() {
-  static const char* kLauncherVariables[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
-                                             "MPI_LOCALNRANKS", "MV2_COMM_WORLD_SIZE"};
-  for (const char* name : kLauncherVariables) {
-    if (std::getenv(name) != nullptr) return true;
-  }
-  return false;
-}
 
 std::unique_ptr<Comm> Comm::create(int* argc, char*** argv) {
   std::unique_ptr<Comm> comm(new Comm());
   comm->m_ = std::make_unique<Mpi>();
+  // This process's id for the job; under MPI, rank 0's is everyone's.
+  comm->job_id_ = format("%d-%lld", static_cast<int>(getpid()),
+                         static_cast<long long>(std::chrono::steady_clock::now().time_since_epoch().count()));
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized && !started_by_launcher()) {
-    comm->job_id_ = format("%d-%lld", static_cast<int>(getpid()),
-                           static_cast<long long>(std::chrono::steady_clock::now().time_since_epoch().count()));
     comm->peer_done_.assign(1, 0);
     return comm;
   }
@@ -82,10 +85,7 @@ std::unique_ptr<Comm> Comm::create(int* argc, char*** argv) {
   comm->peer_done_.assign(comm->size_, 0);
 
   char id[64] = {0};
-  if (comm->rank_ == 0) {
-    std::snprintf(id, sizeof id, "%d-%lld", static_cast<int>(getpid()),
-                  static_cast<long long>(std::chrono::steady_clock::now().time_since_epoch().count()));
-  }
+  if (comm->rank_ == 0) std::snprintf(id, sizeof id, "%s", comm->job_id_.c_str());
   check_mpi(MPI_Bcast(id, sizeof id, MPI_CHAR, 0, m.world), "MPI_Bcast");
   comm->job_id_ = id;
   return comm;
@@ -177,22 +177,16 @@ void Comm::broadcast(void* data, size_t bytes, int root) {
   wait(&request, "broadcast");
 }
 
-void Comm::allgather(const void* mine, size_t bytes, void* all) { allgather_among(&m_->world, mine, bytes, all, "allgather"); }
-
-void Comm::node_allgather(const void* mine, size_t bytes, void* all) {
-  allgather_among(&m_->node, mine, bytes, all, "node allgather");
-}
-
-void Comm::allgather_among(void* communicator, const void* mine, size_t bytes, void* all, const char* what) {
+void Comm::allgather(const void* mine, size_t bytes, void* all) {
   if (!mpi_) {
     std::memcpy(all, mine, bytes);
     return;
   }
   MPI_Request request;
-  check_mpi(MPI_Iallgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes), MPI_BYTE,
-                           *static_cast<MPI_Comm*>(communicator), &request),
+  check_mpi(MPI_Iallgather(mine, static_cast<int>(bytes), MPI_BYTE, all, static_cast<int>(bytes), MPI_BYTE, m_->world,
+                           &request),
             "MPI_Iallgather");
-  wait(&request, what);
+  wait(&request, "allgather");
 }
 
 std::vector<std::vector<uint8_t>> Comm::allgatherv(const void* mine, size_t bytes) {

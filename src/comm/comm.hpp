@@ -53,8 +53,6 @@ class Comm {
   void allgather(const void* mine, size_t bytes, void* all);  // `all` holds size() * bytes
   // Each rank contributes any number of bytes; returns every rank's bytes.
   std::vector<std::vector<uint8_t>> allgatherv(const void* mine, size_t bytes);
-  // Same as allgather, but among the ranks of this node only (local_size() * bytes).
-  void node_allgather(const void* mine, size_t bytes, void* all);
 
   // Collective, on every rank at the same point: after Ctrl-C stopped some ranks inside a collective
   // that others had not joined (or had left), the ranks' collectives are out of step. Continues on
@@ -74,7 +72,6 @@ class Comm {
  private:
   Comm() = default;
   void wait(void* request, const std::string& what);
-  void allgather_among(void* communicator, const void* mine, size_t bytes, void* all, const char* what);
   void poll_control();
 
   bool mpi_ = false;
@@ -91,8 +88,5 @@ class Comm {
   struct Mpi;
   std::unique_ptr<Mpi> m_;
 };
-
-// Whether this process was started by an MPI launcher (mpirun, srun, hydra).
-bool started_by_launcher();
 
 }  // namespace iris::comm

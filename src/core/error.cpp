@@ -27,16 +27,6 @@ const char* name_of(Errc code) {
   return "internal";
 }
 
-const char* summary_of(Errc code) {
-  switch (code) {
-#define IRIS_ERROR(name, exit_code, summary) \
-  case Errc::name:                           \
-    return summary;
-#include "core/errors.def"
-#undef IRIS_ERROR
-  }
-  return "internal error";
-}
 
 std::string format(const char* fmt, ...) {
   va_list args;

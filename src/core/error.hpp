@@ -17,7 +17,6 @@ enum class Errc {
 int exit_code_of(Errc code);
 // Stable lower-case name, as Lua sees it in err.kind ("heap_exhausted", ...).
 const char* name_of(Errc code);
-const char* summary_of(Errc code);
 
 class Error : public std::runtime_error {
  public:

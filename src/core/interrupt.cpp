@@ -11,7 +11,6 @@ static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs 
 }  // namespace
 
 void request() { g_requested.store(true, std::memory_order_relaxed); }
-bool requested() { return g_requested.load(std::memory_order_relaxed); }
 void clear() { g_requested.store(false, std::memory_order_relaxed); }
 
 void check(const char* where) {

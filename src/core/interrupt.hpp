@@ -5,7 +5,6 @@
 namespace iris::interrupt {
 
 void request();          // async-signal-safe
-bool requested();
 void clear();
 // Throws Error(Errc::interrupted) when a request is pending (and clears it).
 void check(const char* where);

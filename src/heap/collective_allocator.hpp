@@ -46,9 +46,6 @@ class CollectiveAllocator {
   size_t pending() const { return pending_.size(); }
   // Blocks some ranks released but not all yet (they come back once the rest release them).
   size_t awaiting_other_ranks() const { return released_by_.size(); }
-  bool is_allocated(size_t offset) const { return allocator_.is_allocated(offset); }
-  size_t block_size(size_t offset) const { return allocator_.block_size(offset); }
-  int world_size() const { return world_size_; }
 
  private:
   OffsetAllocator allocator_;

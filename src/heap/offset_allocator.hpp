@@ -39,7 +39,6 @@ class OffsetAllocator {
   bool is_allocated(size_t offset) const { return allocated_.count(offset) != 0; }
   // Size of the allocated block at `offset` (after rounding); 0 when there is none.
   size_t block_size(size_t offset) const;
-  size_t alignment() const { return alignment_; }
   size_t rounded(size_t bytes) const;
   AllocatorStats stats() const;
 

@@ -11,22 +11,18 @@
 
 namespace iris::heap {
 
-std::string describe_size_mismatch(const std::string& op, const std::vector<uint64_t>& sizes) {
-  for (size_t r = 1; r < sizes.size(); ++r) {
-    if (sizes[r] != sizes[0]) {
-      return format("ranks asked different sizes in %s: rank 0 asked %s, rank %zu asked %s", op.c_str(),
-                    human_bytes(sizes[0]).c_str(), r, human_bytes(sizes[r]).c_str());
-    }
-  }
-  return "";
-}
-
 namespace {
 
-std::vector<uint64_t> announced_args(const std::vector<comm::Announcement>& all) {
-  std::vector<uint64_t> args;
-  for (const auto& a : all) args.push_back(a.arg);
-  return args;
+// Every rank announced the same size (`arg`), or Error(divergence): "ranks asked different sizes in
+// ctx:zeros(): rank 0 asked 4 KiB, rank 1 asked 8 KiB (<hint>)".
+void require_same_size(const std::string& op, const std::vector<comm::Announcement>& all, const char* hint) {
+  for (size_t r = 1; r < all.size(); ++r) {
+    if (all[r].arg != all[0].arg) {
+      throw Error(Errc::divergence, format("ranks asked different sizes in %s: rank 0 asked %s, rank %zu asked %s (%s)",
+                                           op.c_str(), human_bytes(all[0].arg).c_str(), r,
+                                           human_bytes(all[r].arg).c_str(), hint));
+    }
+  }
 }
 
 }  // namespace
@@ -37,8 +33,8 @@ SymmetricHeap::SymmetricHeap(runtime::Backend& backend, comm::Comm& comm, size_t
       bytes_(bytes),
       own_rank_(comm.rank()),
       allocator_(kUserOffset, bytes, kAlignment, comm.size(), comm.rank()) {
-  std::string mismatch = describe_size_mismatch("iris.init() (heap_size)", announced_args(comm.announce("iris.init(): heap", bytes)));
-  if (!mismatch.empty()) throw Error(Errc::divergence, mismatch + " (every rank must use the same heap size)");
+  require_same_size("iris.init() (heap_size)", comm.announce("iris.init(): heap", bytes),
+                    "every rank must use the same heap size");
   if (bytes < kMinimumHeapBytes) {
     throw Error(Errc::invalid_argument,
                 format("heap_size %s is too small: iris reserves the first %s of every heap, ask for at least %s",
@@ -127,8 +123,7 @@ void SymmetricHeap::exchange_releases() {
 }
 
 std::optional<size_t> SymmetricHeap::allocate(const std::string& op, size_t bytes, bool zero, bool last_attempt) {
-  std::string mismatch = describe_size_mismatch(op, announced_args(comm_.announce(op, bytes)));
-  if (!mismatch.empty()) throw Error(Errc::divergence, mismatch + " (every rank must create the same tensors in the same order)");
+  require_same_size(op, comm_.announce(op, bytes), "every rank must create the same tensors in the same order");
   exchange_releases();
   std::optional<size_t> offset = allocator_.allocate(bytes);
   if (!offset) {

@@ -71,8 +71,4 @@ class SymmetricHeap {
   CollectiveAllocator allocator_;
 };
 
-// "ranks asked different sizes in ctx:zeros(): rank 0 asked 4 KiB, rank 1 asked 8 KiB", or "" when
-// every rank asked the same. `sizes` has one entry per rank.
-std::string describe_size_mismatch(const std::string& op, const std::vector<uint64_t>& sizes);
-
 }  // namespace iris::heap
