@@ -180,7 +180,4 @@ function M.install(iris)
   require("iris.broadcast").install(iris)
 end
 
--- The context once iris.init() ran, else nil (for other modules).
-function M.current() return the_context end
-
 return M

@@ -18,7 +18,6 @@ local M = {}
 
 M.names = { "bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16",
   "float32", "float64" }
-M.default = "float32"
 
 local info = {}
 M.info = info

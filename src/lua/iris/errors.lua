@@ -73,11 +73,6 @@ function M.check(status)
   end
 end
 
--- A feature that is not there yet says so (never a silent stand-in).
-function M.not_yet(what)
-  M.raise("unsupported", "%s is not available in this version of iris-lua", what)
-end
-
 function M.kind(message) return kind_of_message[message] end
 
 function M.exit_code(message) return EXIT_CODES[kind_of_message[message]] or 1 end

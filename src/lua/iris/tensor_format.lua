@@ -74,23 +74,25 @@ function M.format(t)
   -- The shown elements in row-major order, read one by one when summarised (a few dozen), else all.
   local index_lists = {}
   for d = 1, nd do index_lists[d] = shown_indices(dims[d], summarise) end
-  local values = {}
-  local all = not summarise and t:to_table() or nil
-  local function collect(d, indices, flat)
-    if d > nd then
-      values[#values + 1] = all and all[flat + 1] or t:get(unpack(indices))
-      return
-    end
-    for _, i in ipairs(index_lists[d]) do
-      if i then
-        indices[d] = i
-        local stride = 1
-        for e = d + 1, nd do stride = stride * dims[e] end
-        collect(d + 1, indices, flat + (i - 1) * stride)
+  local values
+  if summarise then
+    values = {}
+    local function collect(d, indices)
+      if d > nd then
+        values[#values + 1] = t:get(unpack(indices))
+        return
+      end
+      for _, i in ipairs(index_lists[d]) do
+        if i then
+          indices[d] = i
+          collect(d + 1, indices)
+        end
       end
     end
+    collect(1, {})
+  else
+    values = t:to_table() -- every element is shown, in this order
   end
-  collect(1, {}, 0)
 
   local style = kind == "float" and float_style(values) or nil
   local texts, width = {}, 0
