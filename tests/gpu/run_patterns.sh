@@ -15,7 +15,7 @@ log=$logs/patterns.log
 : >"$log"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export IRIS_BACKEND=$backend IRIS_CACHE_DIR=${IRIS_CACHE_DIR:-$logs/kernel-cache}
+export IRIS_BACKEND=$backend IRIS_CACHE_DIR=${IRIS_CACHE_DIR:-$build/kernel-cache}  # not under $OUT: nothing to bring back
 iris=$build/bin/iris-lua
 cd "$root"
 
