@@ -67,6 +67,11 @@ int iris_compile(const char* source, size_t source_len, const char* origin, cons
   });
 }
 
+int iris_compile_builtin(const char* name, iris_program** out) {
+  return capi::guarded(
+      [&] { *out = reinterpret_cast<iris_program*>(&kernels::current_registry().builtin(name)); });
+}
+
 int iris_program_kernel(iris_program* program, const char* name, iris_kernel** out) {
   return capi::guarded([&] {
     *out = reinterpret_cast<iris_kernel*>(&reinterpret_cast<kernels::Program*>(program)->kernel(name));

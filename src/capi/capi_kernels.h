@@ -48,6 +48,9 @@ typedef struct iris_param_info {
 int iris_compile(const char* source, size_t source_len, const char* origin, const char* description,
                  const char* file_name, const char* const* defines, int define_count, const char* const* options,
                  int option_count, iris_program** out);
+/* One of iris's own kernel files, by its name under kernels/ without ".hip" ("ccl/all_reduce"),
+ * compiled like a snippet (same compilers and cache). */
+int iris_compile_builtin(const char* name, iris_program** out);
 /* name: "put_ones" or a template instance "scale<float>" (compiled on first request). */
 int iris_program_kernel(iris_program* program, const char* name, iris_kernel** out);
 const char* iris_kernel_name(const iris_kernel* kernel);  /* canonical: "scale<float, 4>" */

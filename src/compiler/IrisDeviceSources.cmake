@@ -1,5 +1,5 @@
 # The compile pipeline's build-time inputs (included from src/CMakeLists.txt):
-#   - the device header (device/iris/**) and iris's own kernels (kernels/*.hip), embedded into the
+#   - the device header (device/iris/**) and iris's own kernels (kernels/**/*.hip), embedded into the
 #     binary, so iris-lua compiles kernels on machines where the source tree is not;
 #   - Boost.Context (fibers of the cpu executor), linked statically: the GPU machines lack Boost;
 #   - xxHash (cache keys), header-only.
@@ -19,7 +19,7 @@ endif()
 function(iris_embed_device_sources target)
   file(GLOB_RECURSE device_files CONFIGURE_DEPENDS RELATIVE ${PROJECT_SOURCE_DIR}/device
        ${PROJECT_SOURCE_DIR}/device/*.h ${PROJECT_SOURCE_DIR}/device/*.hpp)
-  file(GLOB kernel_files CONFIGURE_DEPENDS RELATIVE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/kernels/*.hip)
+  file(GLOB_RECURSE kernel_files CONFIGURE_DEPENDS RELATIVE ${PROJECT_SOURCE_DIR} ${PROJECT_SOURCE_DIR}/kernels/*.hip)
   set(entries "")
   set(inputs "")
   foreach(rel IN LISTS device_files)

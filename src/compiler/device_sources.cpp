@@ -3,17 +3,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <map>
+
 #include "compiler/files.hpp"
 #include "compiler/hash.hpp"
 #include "core/error.hpp"
 
 namespace iris::compiler {
 
-std::string embedded_kernel_source(const std::string& name) {
-  for (const EmbeddedSource* s = kEmbeddedDeviceSources; s->name != nullptr; ++s) {
-    if (s->is_kernel && name == s->name) return std::string(s->text, s->size);
-  }
-  throw Error(Errc::internal, "iris kernel source '" + name + "' is not embedded in this binary");
+const std::string* find_embedded_kernel(const std::string& name) {
+  static const std::map<std::string, std::string> kernels = [] {
+    std::map<std::string, std::string> by_name;
+    for (const EmbeddedSource* s = kEmbeddedDeviceSources; s->name != nullptr; ++s) {
+      if (s->is_kernel) by_name.emplace(s->name, std::string(s->text, s->size));
+    }
+    return by_name;
+  }();
+  auto found = kernels.find(name);
+  return found == kernels.end() ? nullptr : &found->second;
 }
 
 const std::string& device_header_digest() {

@@ -17,8 +17,9 @@ struct EmbeddedSource {
 // Ends with an entry whose name is null.
 extern const EmbeddedSource kEmbeddedDeviceSources[];
 
-// One of iris's own kernel sources ("kernels/device_barrier.hip"); throws Error(internal) if absent.
-std::string embedded_kernel_source(const std::string& name);
+// One of iris's own kernel sources ("kernels/device_barrier.hip"), or null when the binary has none of
+// that name. The text lives as long as the program.
+const std::string* find_embedded_kernel(const std::string& name);
 
 // A digest of every header file (names and contents): part of every cache key, so a changed header
 // never reuses code compiled against the old one.

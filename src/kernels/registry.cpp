@@ -47,8 +47,6 @@ std::string translation_unit(const ProgramSource& source) {
   return "#include <iris/iris.hpp>\n#line 1 \"" + name + "\"\n" + source.source + "\n";
 }
 
-const char* kBarrierSource = "kernels/device_barrier.hip";
-
 }  // namespace
 
 std::vector<CrossTarget> parse_cross_targets(const std::string& text) {
@@ -231,15 +229,22 @@ void Registry::launch(const Kernel& kernel, const runtime::LaunchConfig& config,
 
 void Registry::synchronize() { backend().synchronize(); }
 
+Program& Registry::builtin(const std::string& name) {
+  const std::string path = "kernels/" + name + ".hip";
+  const std::string* text = compiler::find_embedded_kernel(path);
+  if (text == nullptr) {
+    throw Error(Errc::invalid_argument, "'" + name + "' is not one of iris's built-in kernel files (" + path +
+                                            " is not embedded in this binary)");
+  }
+  return compile(ProgramSource{*text, path, "iris's " + path, path, {}, {}});
+}
+
 void Registry::device_barrier() {
   if (device_.heap_bases == nullptr || device_.heap_base == nullptr) {
     throw Error(Errc::invalid_argument, "ctx:device_barrier() needs the symmetric heap: call iris.init() first");
   }
   if (barrier_kernel_ == nullptr) {
-    Program& program = compile(ProgramSource{compiler::embedded_kernel_source(kBarrierSource), kBarrierSource,
-                                             "iris's device barrier (kernels/device_barrier.hip)", kBarrierSource, {},
-                                             {}});
-    barrier_kernel_ = &program.kernel("iris_device_barrier");
+    barrier_kernel_ = &builtin("device_barrier").kernel("iris_device_barrier");
   }
   // Every rank calls this in the same order, so the epochs agree; slots only ever grow.
   abi::ContextData context{device_.heap_bases, device_.rank, device_.world_size};

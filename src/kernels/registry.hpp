@@ -64,6 +64,10 @@ class Registry {
 
   // Compiles (or finds, when the same source with the same options was compiled before) a program.
   Program& compile(ProgramSource source);
+  // One of iris's own kernel files, by its name under kernels/ without the extension ("device_barrier",
+  // "ccl/all_reduce"), compiled like any snippet (same compilers, same disk cache). Throws
+  // Error(invalid_argument) for a name the binary does not embed.
+  Program& builtin(const std::string& name);
 
   void launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args);
   // Waits for this rank's device work (a fault's message names a failed wait: the backend watches the

@@ -70,3 +70,12 @@ for r = 0, world - 1 do
     tostring(s[r + 1]), tostring(s[world + r + 1])))
 end
 print(("rank %d: iris::Context fields, heap bases, translation and methods correct"):format(rank))
+
+-- iris's own kernel files compile through the same path as snippets; an unknown name says so.
+local builtin = require("iris.kernel").builtin
+local barrier_module = builtin("device_barrier")
+assert(builtin("device_barrier") == barrier_module, "a built-in kernel file is compiled once per process")
+assert(barrier_module.iris_device_barrier.label:find("kernels/device_barrier.hip", 1, true))
+local ok, message = pcall(builtin, "no_such_file")
+assert(not ok and message:find("'no_such_file' is not one of iris's built-in kernel files", 1, true), message)
+print(("rank %d: built-in kernel files load by name"):format(rank))

@@ -328,6 +328,21 @@ local function compile(source, opts, origin, description, file_name)
   return setmetatable({ _program = out[0], _origin = origin, _kernels = {} }, module_mt)
 end
 
+-- One of iris's own kernel files (kernels/NAME.hip), compiled once per process like a snippet: the
+-- collectives and other built-in features launch their kernels through it.
+local builtins = {}
+
+function M.builtin(name)
+  local module = builtins[name]
+  if module == nil then
+    local out = ffi.new("iris_program*[1]")
+    errors.check(C.iris_compile_builtin(name, out))
+    module = setmetatable({ _program = out[0], _origin = "kernels/" .. name .. ".hip", _kernels = {} }, module_mt)
+    builtins[name] = module
+  end
+  return module
+end
+
 -- ---- timing ------------------------------------------------------------------------------------------------
 
 local function positive_integer(value, default, what, minimum)
