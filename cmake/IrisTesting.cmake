@@ -8,7 +8,7 @@ set(IRIS_TEST_ENVIRONMENT
   "OMPI_MCA_btl_vader_single_copy_mechanism=none"
   "OMPI_MCA_rmaps_base_oversubscribe=1"
   "IRIS_CACHE_DIR=${PROJECT_BINARY_DIR}/kernel-cache"
-  "IRIS_CROSS_COMPILE=${IRIS_TEST_CROSS_COMPILE}"  # NVRTC/hiprtc compile every kernel too (src/compiler/IrisDeviceSources.cmake)
+  "IRIS_CROSS_COMPILE=${IRIS_TEST_CROSS_COMPILE}"  # NVRTC/hiprtc compile every kernel too (cmake/IrisDeviceSources.cmake)
   "NCCL_NVLS_ENABLE=0")
 
 # The launcher line for N ranks. --oversubscribe: CI has 2 cores and runs 4 ranks.

@@ -13,7 +13,7 @@
 #include "heap/element_types.hpp"
 #include "heap/random_fill.hpp"
 #include "heap/symmetric_heap.hpp"
-#include "runtime/runtime.hpp"
+#include "session/session.hpp"
 
 using namespace iris;
 

@@ -12,12 +12,12 @@
 #include "capi/process.hpp"
 #include "comm/comm.hpp"
 #include "core/error.hpp"
-#include "host/repl_capture.hpp"
-#include "host/repl_channel.hpp"
-#include "host/repl_interrupts.hpp"
-#include "host/repl_line_reader.hpp"
-#include "host/repl_terminal.hpp"
-#include "runtime/runtime.hpp"
+#include "repl/capture.hpp"
+#include "repl/channel.hpp"
+#include "repl/interrupts.hpp"
+#include "repl/line_reader.hpp"
+#include "repl/terminal.hpp"
+#include "session/session.hpp"
 
 namespace iris::capi {
 namespace {
@@ -50,7 +50,7 @@ ReplSession& session() {
   return *g_session;
 }
 
-// Rank 0: how the input is read, editing on mpirun's terminal when it can (repl_terminal.hpp).
+// Rank 0: how the input is read, editing on mpirun's terminal when it can (repl/terminal.hpp).
 Input open_input(ReplSession& s, bool stdin_is_terminal) {
   if (stdin_is_terminal) return kEditing;
   if (!capi::comm().is_mpi()) return kPipe;

@@ -31,7 +31,7 @@ int iris_repl_share_command(const char* command, size_t bytes, const char** out,
 int iris_repl_gather_results(const char* mine, size_t bytes);
 int iris_repl_result(int rank, const char** data, size_t* bytes);
 
-/* What Ctrl-C does during a command (src/host/repl_interrupts.hpp). end returns the Ctrl-C presses. */
+/* What Ctrl-C does during a command (src/repl/interrupts.hpp). end returns the Ctrl-C presses. */
 void iris_repl_begin_command(uint32_t sequence);
 void iris_repl_begin_running(void);
 void iris_repl_stop_running(void);

@@ -1,5 +1,5 @@
 // The device header (device/iris/**) and iris's own kernels (kernels/*.hip), embedded in the binary at
-// build time (IrisDeviceSources.cmake), so kernels compile wherever the binary runs.
+// build time (cmake/IrisDeviceSources.cmake), so kernels compile wherever the binary runs.
 #pragma once
 
 #include <cstddef>

@@ -14,7 +14,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
-#include "host/embedded_lua.hpp"
+#include "lua/embedded_lua.hpp"
 #include "host/script_interrupt.hpp"
 
 namespace iris {

@@ -18,7 +18,7 @@
 #include "heap/layout.hpp"
 #include "heap/symmetric_heap.hpp"
 #include "iris/impl/abi.h"
-#include "runtime/runtime.hpp"
+#include "session/session.hpp"
 
 namespace iris::kernels {
 namespace {

@@ -8,7 +8,7 @@
 //   - no signal keys: Ctrl-C reaches mpirun as the byte 0x03 and is forwarded like any key, so the
 //     job is not ended; a relay thread on rank 0 reads the keys and turns a Ctrl-C that comes while
 //     no line is being read into SIGINT for rank 0 (which interrupts the chunk, see
-//     repl_interrupts.hpp); the other keys wait for the next line.
+//     repl/interrupts.hpp); the other keys wait for the next line.
 // Rank 0's standard output and error point at the terminal meanwhile (prompts and results appear in
 // order) and its standard input at /dev/null (io.read() in a chunk gets nil rather than stealing keys).
 // Everything is put back on close, and on SIGTERM or SIGHUP (mpirun ending the job).

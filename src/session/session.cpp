@@ -1,4 +1,4 @@
-#include "runtime/runtime.hpp"
+#include "session/session.hpp"
 
 #include <cstring>
 

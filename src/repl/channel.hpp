@@ -3,7 +3,7 @@
 // The channel has its own MPI communicator. A Ctrl-C can leave a user's collective half done on the
 // host's communicator (comm/comm.hpp); the REPL's own messages never match with those leftovers, so
 // the session goes on. Waits poll with a growing pause (ranks waiting for the next line use no CPU to
-// speak of) and are never ended by Ctrl-C: the REPL decides what a Ctrl-C means (repl_interrupts.hpp).
+// speak of) and are never ended by Ctrl-C: the REPL decides what a Ctrl-C means (repl/interrupts.hpp).
 // Without MPI (one rank, no launcher) everything is local.
 #pragma once
 

@@ -1,4 +1,4 @@
-#include "host/repl_interrupts.hpp"
+#include "repl/interrupts.hpp"
 
 #include <signal.h>
 #include <time.h>

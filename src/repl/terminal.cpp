@@ -1,4 +1,4 @@
-#include "host/repl_terminal.hpp"
+#include "repl/terminal.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -17,7 +17,7 @@
 #include <mutex>
 #include <thread>
 
-#include "host/repl_interrupts.hpp"
+#include "repl/interrupts.hpp"
 
 namespace iris::repl {
 namespace {

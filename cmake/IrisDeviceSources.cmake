@@ -35,8 +35,8 @@ function(iris_embed_device_sources target)
   add_custom_command(
     OUTPUT ${output}
     COMMAND ${CMAKE_COMMAND} "-DOUTPUT=${output}" "-DENTRIES=${entries}"
-            -P ${PROJECT_SOURCE_DIR}/src/compiler/embed_device_sources.cmake
-    DEPENDS ${inputs} ${PROJECT_SOURCE_DIR}/src/compiler/embed_device_sources.cmake
+            -P ${PROJECT_SOURCE_DIR}/cmake/embed_device_sources.cmake
+    DEPENDS ${inputs} ${PROJECT_SOURCE_DIR}/cmake/embed_device_sources.cmake
     COMMENT "Embedding the device header and iris's kernels"
     VERBATIM)
   target_sources(${target} PRIVATE ${output})

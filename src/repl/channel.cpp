@@ -1,4 +1,4 @@
-#include "host/repl_channel.hpp"
+#include "repl/channel.hpp"
 
 #include <mpi.h>
 #include <unistd.h>

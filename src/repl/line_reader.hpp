@@ -1,6 +1,6 @@
 // Rank 0 reads the REPL's input a line at a time: with libedit on a terminal (line editing, ~/.editrc,
 // history kept in ~/.iris_lua_history), either its own standard input or mpirun's terminal through
-// the relay (repl_terminal.hpp); else plainly from standard input.
+// the relay (repl/terminal.hpp); else plainly from standard input.
 #pragma once
 
 #include <memory>

@@ -1,4 +1,4 @@
-#include "host/repl_capture.hpp"
+#include "repl/capture.hpp"
 
 #include <sys/mman.h>
 #include <unistd.h>

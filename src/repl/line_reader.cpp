@@ -1,4 +1,4 @@
-#include "host/repl_line_reader.hpp"
+#include "repl/line_reader.hpp"
 
 #include <unistd.h>
 
@@ -13,8 +13,8 @@
 #include <histedit.h>
 #endif
 
-#include "host/repl_interrupts.hpp"
-#include "host/repl_terminal.hpp"
+#include "repl/interrupts.hpp"
+#include "repl/terminal.hpp"
 
 namespace iris::repl {
 
