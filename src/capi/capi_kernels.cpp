@@ -8,6 +8,7 @@
 #include "capi/guard.hpp"
 #include "iris/impl/abi.h"
 #include "kernels/registry.hpp"
+#include "session/session.hpp"
 
 using namespace iris;
 
@@ -63,13 +64,13 @@ int iris_compile(const char* source, size_t source_len, const char* origin, cons
     s.file_name = file_name;
     for (int i = 0; i < define_count; ++i) s.defines.emplace_back(defines[2 * i], defines[2 * i + 1]);
     for (int i = 0; i < option_count; ++i) s.options.emplace_back(options[i]);
-    *out = reinterpret_cast<iris_program*>(&kernels::current_registry().compile(std::move(s)));
+    *out = reinterpret_cast<iris_program*>(&session::registry().compile(std::move(s)));
   });
 }
 
 int iris_compile_builtin(const char* name, iris_program** out) {
   return capi::guarded(
-      [&] { *out = reinterpret_cast<iris_program*>(&kernels::current_registry().builtin(name)); });
+      [&] { *out = reinterpret_cast<iris_program*>(&session::registry().builtin(name)); });
 }
 
 int iris_program_kernel(iris_program* program, const char* name, iris_kernel** out) {
@@ -110,12 +111,12 @@ int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uin
 }
 
 int iris_device_barrier(void) {
-  return capi::guarded([&] { kernels::current_registry().device_barrier(); });
+  return capi::guarded([&] { session::registry().device_barrier(); });
 }
 
 int iris_timer_create(iris_timer** out) {
   return capi::guarded([&] {
-    runtime::Backend& backend = kernels::current_registry().backend();
+    runtime::Backend& backend = session::registry().backend();
     auto timer = std::make_unique<iris_timer>();
     timer->start = backend.create_event();
     timer->stop = backend.create_event();

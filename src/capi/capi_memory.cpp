@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "capi/guard.hpp"
-#include "capi/process.hpp"
 #include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "heap/element_types.hpp"
@@ -19,8 +18,8 @@ using namespace iris;
 
 namespace {
 
-heap::SymmetricHeap& heap_of_runtime() { return *runtime::current().heap; }
-runtime::Backend& backend_of_runtime() { return *runtime::current().backend; }
+heap::SymmetricHeap& heap_of_runtime() { return *session::current().heap; }
+runtime::Backend& backend_of_runtime() { return *session::current().backend; }
 
 }  // namespace
 
@@ -28,33 +27,33 @@ extern "C" {
 
 int iris_init(const char* backend, uint64_t heap_bytes) {
   return capi::guarded([&] {
-    runtime::InitOptions options;
+    session::InitOptions options;
     options.backend = backend != nullptr ? backend : "";
     options.heap_bytes = heap_bytes;
-    runtime::init(capi::comm(), options);
+    session::init(options);
   });
 }
 
-int iris_initialized(void) { return runtime::initialized() ? 1 : 0; }
+int iris_initialized(void) { return session::initialized() ? 1 : 0; }
 
-const char* iris_backend_name(void) { return runtime::initialized() ? backend_of_runtime().name() : ""; }
+const char* iris_backend_name(void) { return session::initialized() ? backend_of_runtime().name() : ""; }
 
 const char* iris_device_name(void) {
   static std::string name;
-  name = runtime::initialized() ? backend_of_runtime().device_name() : "";
+  name = session::initialized() ? backend_of_runtime().device_name() : "";
   return name.c_str();
 }
 
-int iris_device_ordinal(void) { return runtime::initialized() ? backend_of_runtime().device() : 0; }
+int iris_device_ordinal(void) { return session::initialized() ? backend_of_runtime().device() : 0; }
 
-uint64_t iris_heap_size(void) { return runtime::initialized() ? heap_of_runtime().size() : 0; }
+uint64_t iris_heap_size(void) { return session::initialized() ? heap_of_runtime().size() : 0; }
 
 void* iris_heap_base(int rank) {
-  if (!runtime::initialized() || rank < 0 || rank >= capi::comm().size()) return nullptr;
+  if (!session::initialized() || rank < 0 || rank >= session::comm().size()) return nullptr;
   return heap_of_runtime().base_of(rank);
 }
 
-int iris_host_addressable(void) { return runtime::initialized() && backend_of_runtime().host_addressable() ? 1 : 0; }
+int iris_host_addressable(void) { return session::initialized() && backend_of_runtime().host_addressable() ? 1 : 0; }
 
 int iris_heap_allocate(const char* op, uint64_t bytes, int zero, int last_attempt, uint64_t* offset) {
   return capi::guarded([&] {
@@ -84,7 +83,7 @@ int iris_synchronize(void) { return capi::guarded([&] { backend_of_runtime().syn
 int iris_barrier(const char* op) {
   return capi::guarded([&] {
     backend_of_runtime().synchronize();
-    capi::comm().barrier(op);
+    session::comm().barrier(op);
   });
 }
 

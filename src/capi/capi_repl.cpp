@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "capi/guard.hpp"
-#include "capi/process.hpp"
 #include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "repl/capture.hpp"
@@ -45,7 +44,7 @@ struct ReplSession {
 
 std::unique_ptr<ReplSession> g_session;
 
-ReplSession& session() {
+ReplSession& repl_session() {
   if (!g_session) throw Error(Errc::internal, "the REPL session is not open");
   return *g_session;
 }
@@ -53,7 +52,7 @@ ReplSession& session() {
 // Rank 0: how the input is read, editing on mpirun's terminal when it can (repl/terminal.hpp).
 Input open_input(ReplSession& s, bool stdin_is_terminal) {
   if (stdin_is_terminal) return kEditing;
-  if (!capi::comm().is_mpi()) return kPipe;
+  if (!session::comm().is_mpi()) return kPipe;
   bool launcher_reads_terminal = false;
 #ifdef IRIS_HAVE_LIBEDIT  // without a line editor, mpirun's plain line forwarding is better than raw keys
   s.relay = repl::TerminalRelay::start(&launcher_reads_terminal);
@@ -87,7 +86,7 @@ void prepare_forwarding(const repl::Channel& channel) {
 
 using namespace iris;
 using capi::g_session;
-using capi::session;
+using capi::repl_session;
 
 extern "C" {
 
@@ -95,7 +94,7 @@ int iris_repl_open(int stdin_is_terminal, int* input) {
   return capi::guarded([&] {
     if (g_session) throw Error(Errc::invalid_argument, "the REPL is already running");
     auto s = std::make_unique<capi::ReplSession>();
-    s->channel = std::make_unique<repl::Channel>(capi::comm());
+    s->channel = std::make_unique<repl::Channel>(session::comm());
     bool root = s->channel->rank() == 0;
     *input = capi::kPipe;
     if (root) {
@@ -119,7 +118,7 @@ int iris_repl_close(void) {
 
 int iris_repl_read_line(const char* prompt, int* status, const char** line, size_t* bytes) {
   return capi::guarded([&] {
-    auto& s = session();
+    auto& s = repl_session();
     if (!s.reader) throw Error(Errc::internal, "only rank 0 reads the REPL's input");
     auto result = s.reader->read(prompt, &s.line);
     *status = result == repl::LineReader::Result::line ? 0 : result == repl::LineReader::Result::end_of_input ? 1 : 2;
@@ -130,14 +129,14 @@ int iris_repl_read_line(const char* prompt, int* status, const char** line, size
 
 int iris_repl_remember(const char* line) {
   return capi::guarded([&] {
-    auto& s = session();
+    auto& s = repl_session();
     if (s.reader) s.reader->remember(line);
   });
 }
 
 int iris_repl_share_command(const char* command, size_t bytes, const char** out, size_t* out_bytes) {
   return capi::guarded([&] {
-    auto& s = session();
+    auto& s = repl_session();
     s.command = s.channel->share_command(std::string(command != nullptr ? command : "", bytes));
     *out = s.command.data();
     *out_bytes = s.command.size();
@@ -146,14 +145,14 @@ int iris_repl_share_command(const char* command, size_t bytes, const char** out,
 
 int iris_repl_gather_results(const char* mine, size_t bytes) {
   return capi::guarded([&] {
-    auto& s = session();
+    auto& s = repl_session();
     s.results = s.channel->gather_results(std::string(mine, bytes));
   });
 }
 
 int iris_repl_result(int rank, const char** data, size_t* bytes) {
   return capi::guarded([&] {
-    auto& s = session();
+    auto& s = repl_session();
     if (rank < 0 || static_cast<size_t>(rank) >= s.results.size()) {
       throw Error(Errc::invalid_argument, format("no REPL result for rank %d", rank));
     }
@@ -168,12 +167,12 @@ void iris_repl_stop_running(void) { repl::stop_running(); }
 int iris_repl_end_command(void) { return repl::end_command(); }
 
 int iris_repl_begin_capture(void) {
-  return capi::guarded([&] { session().capture.start(); });
+  return capi::guarded([&] { repl_session().capture.start(); });
 }
 
 int iris_repl_end_capture(const char** out, size_t* out_bytes, const char** err, size_t* err_bytes) {
   return capi::guarded([&] {
-    auto& s = session();
+    auto& s = repl_session();
     s.capture.stop(&s.captured_out, &s.captured_err);
     *out = s.captured_out.data();
     *out_bytes = s.captured_out.size();
@@ -193,8 +192,8 @@ int64_t iris_repl_pid(void) { return ::getpid(); }
 const char* iris_repl_device(void) {
   static std::string text;
   text.clear();
-  if (runtime::initialized()) {
-    auto& backend = *runtime::current().backend;
+  if (session::initialized()) {
+    auto& backend = *session::current().backend;
     text = format("%s device %d (%s)", backend.name(), backend.device(), backend.device_name().c_str());
   }
   return text.c_str();
@@ -202,11 +201,11 @@ const char* iris_repl_device(void) {
 
 int iris_repl_device_timer_start(void) {
   return capi::guarded([&] {
-    auto& s = session();
+    auto& s = repl_session();
     s.timer_start.reset();
     s.timer_stop.reset();
-    if (!runtime::initialized()) throw Error(Errc::unsupported, "iris.init() has not run on this rank");
-    auto& backend = *runtime::current().backend;
+    if (!session::initialized()) throw Error(Errc::unsupported, "iris.init() has not run on this rank");
+    auto& backend = *session::current().backend;
     auto start = backend.create_event();
     auto stop = backend.create_event();
     start->record();
@@ -217,7 +216,7 @@ int iris_repl_device_timer_start(void) {
 
 int iris_repl_device_timer_stop(double* milliseconds) {
   return capi::guarded([&] {
-    auto& s = session();
+    auto& s = repl_session();
     if (!s.timer_start) throw Error(Errc::internal, "the device timer was not started");
     s.timer_stop->record();
     *milliseconds = s.timer_stop->elapsed_ms_since(*s.timer_start);

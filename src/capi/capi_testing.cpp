@@ -14,10 +14,10 @@
 #include <vector>
 
 #include "capi/guard.hpp"
-#include "capi/process.hpp"
 #include "comm/comm.hpp"
 #include "core/error.hpp"
-#include "host/script_interrupt.hpp"
+#include "core/interrupt.hpp"
+#include "session/session.hpp"
 
 namespace iris::capi {
 namespace {
@@ -81,7 +81,7 @@ class Watchdog {
     }
     wake_.notify_one();
     // Whether or not the script has raised it yet, nothing may be raised once the case is over.
-    if (fired) host::withdraw_script_interrupt();
+    if (fired) interrupt::withdraw_script_interrupt();
     return fired;
   }
 
@@ -98,7 +98,7 @@ class Watchdog {
           wake_.wait_until(lock, deadline_);
         } else {
           fired_ = true;
-          host::interrupt_script(message_.c_str());
+          interrupt::interrupt_script(message_.c_str());
         }
       } else if (Clock::now() < stuck_deadline_) {
         wake_.wait_until(lock, stuck_deadline_);
@@ -154,7 +154,7 @@ int iris_testing_collect_files(const char* path, const char** list, size_t* byte
 
 int iris_testing_exchange(const char* mine, size_t bytes, const char** all, uint64_t* lengths) {
   return capi::guarded([&] {
-    comm::Comm& comm = capi::comm();
+    comm::Comm& comm = session::comm();
     // A rank whose case failed early arrives here while another may still be in a collective of that
     // case. Both see a mismatch: that rank's case fails with it and comes here; this rank tries again.
     for (;;) {

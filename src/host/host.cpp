@@ -9,13 +9,12 @@
 #include <cstdio>
 #include <memory>
 
-#include "capi/process.hpp"
 #include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
 #include "lua/embedded_lua.hpp"
-#include "host/script_interrupt.hpp"
+#include "session/session.hpp"
 
 namespace iris {
 namespace {
@@ -23,10 +22,8 @@ namespace {
 const char* kTracebackKey = "iris.host.last_traceback";
 
 // The state a Ctrl-C interrupts (one Host per process). Atomic: the test runner's watchdog thread
-// reads it too (script_interrupt.hpp).
+// reads it too (interrupt::interrupt_script).
 std::atomic<lua_State*> g_signal_state{nullptr};
-// What the watchdog's interrupt raises; null once the script raised it or the request was withdrawn.
-std::atomic<const char*> g_script_interrupt_message{nullptr};
 
 void stop_hook(lua_State* L, lua_Debug*) {
   lua_sethook(L, nullptr, 0, 0);
@@ -42,10 +39,16 @@ void on_interrupt(int signal_number) {
 
 void script_interrupt_hook(lua_State* L, lua_Debug*) {
   lua_sethook(L, nullptr, 0, 0);
-  const char* message = g_script_interrupt_message.exchange(nullptr);
+  const char* message = interrupt::take_script_message();
   if (message == nullptr) return;  // withdrawn: the code it was meant for has ended
   lua_pushstring(L, message);
   lua_error(L);
+}
+
+// interrupt::interrupt_script's way into the running Lua code.
+void notify_script() {
+  lua_State* L = g_signal_state.load();
+  if (L != nullptr) lua_sethook(L, script_interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
 }
 
 // Message handler for every protected call: keeps the message as the error value and stores the
@@ -64,7 +67,7 @@ int message_handler(lua_State* L) {
 }
 
 int load_embedded_module(lua_State* L) {
-  const auto* module = static_cast<const host::EmbeddedLuaModule*>(lua_touserdata(L, lua_upvalueindex(1)));
+  const auto* module = static_cast<const lua::EmbeddedLuaModule*>(lua_touserdata(L, lua_upvalueindex(1)));
   std::string chunk_name = std::string("@") + module->path;
   if (luaL_loadbuffer(L, reinterpret_cast<const char*>(module->bytecode), module->size, chunk_name.c_str()) != 0) {
     return lua_error(L);
@@ -75,18 +78,6 @@ int load_embedded_module(lua_State* L) {
 }
 
 }  // namespace
-
-void host::interrupt_script(const char* message) {
-  g_script_interrupt_message.store(message);
-  interrupt::request();
-  lua_State* L = g_signal_state.load();
-  if (L != nullptr) lua_sethook(L, script_interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
-}
-
-void host::withdraw_script_interrupt() {
-  g_script_interrupt_message.store(nullptr);
-  interrupt::clear();
-}
 
 struct Host::Impl {
   HostOptions options;
@@ -151,7 +142,8 @@ Host::Host(const HostOptions& options) : impl_(new Impl) {
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   log::configure_from_environment();
   impl_->comm = comm::Comm::create(options.argc, options.argv);
-  capi::attach_comm(impl_->comm.get());
+  session::attach_comm(impl_->comm.get());
+  interrupt::set_script_notifier(notify_script);
   log::set_rank(impl_->comm->rank(), impl_->comm->size());
 
   lua_State* L = luaL_newstate();
@@ -160,8 +152,8 @@ Host::Host(const HostOptions& options) : impl_(new Impl) {
   luaL_openlibs(L);
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "preload");
-  for (const host::EmbeddedLuaModule* m = host::kEmbeddedLuaModules; m->name != nullptr; ++m) {
-    lua_pushlightuserdata(L, const_cast<host::EmbeddedLuaModule*>(m));
+  for (const lua::EmbeddedLuaModule* m = lua::kEmbeddedLuaModules; m->name != nullptr; ++m) {
+    lua_pushlightuserdata(L, const_cast<lua::EmbeddedLuaModule*>(m));
     lua_pushcclosure(L, load_embedded_module, 1);
     lua_setfield(L, -2, m->name);
   }
@@ -269,7 +261,7 @@ int Host::finish() {
   if (impl_->finished) return 0;
   impl_->finished = true;
   try {
-    capi::synchronize_runtime();
+    session::synchronize_if_initialized();
   } catch (const Error& e) {
     RunResult failure{exit_code_of(e.code()), e.what(), ""};
     std::fprintf(stderr, "%s\n", describe(failure).c_str());
@@ -280,7 +272,7 @@ int Host::finish() {
   impl_->L = nullptr;
   try {
     impl_->comm->finish();
-    capi::shutdown_runtime();
+    session::shutdown();
     impl_->comm->finalize();
   } catch (const Error& e) {
     RunResult failure{exit_code_of(e.code()), e.what(), ""};

@@ -8,7 +8,6 @@
 #include <cstring>
 #include <sstream>
 
-#include "comm/comm.hpp"
 #include "compiler/cache.hpp"
 #include "compiler/device_sources.hpp"
 #include "compiler/hash.hpp"
@@ -16,14 +15,10 @@
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "heap/layout.hpp"
-#include "heap/symmetric_heap.hpp"
 #include "iris/impl/abi.h"
-#include "session/session.hpp"
 
 namespace iris::kernels {
 namespace {
-
-Registry* g_registry_in_use = nullptr;
 
 std::string host_arch() {
   struct utsname name;
@@ -99,28 +94,12 @@ RegistryOptions RegistryOptions::from_environment() {
 
 Registry::Registry(DeviceContext device, RegistryOptions options) : device_(device), options_(std::move(options)) {
   if (device_.mailbox.host == nullptr || device_.mailbox.bytes < sizeof(abi::DeviceMailbox)) {
-    throw Error(Errc::internal, "the kernel registry needs the job's mailbox (Runtime::mailbox)");
+    throw Error(Errc::internal, "the kernel registry needs the job's mailbox (Session::mailbox)");
   }
 }
 
 Registry::~Registry() {
   programs_.clear();  // modules go before the backend that loaded them
-}
-
-Registry& Registry::of(runtime::Runtime& rt) {
-  if (!rt.kernels) {
-    DeviceContext d;
-    d.backend = rt.backend.get();
-    d.rank = rt.comm.rank();
-    d.world_size = rt.comm.size();
-    if (rt.heap) {
-      d.heap_bases = rt.heap->device_heap_bases();
-      d.heap_base = rt.heap->base_of(d.rank);
-    }
-    d.mailbox = rt.mailbox;
-    rt.kernels = std::make_unique<Registry>(d, RegistryOptions::from_environment());
-  }
-  return *rt.kernels;
 }
 
 compiler::KernelCache& Registry::cache() {
@@ -255,12 +234,5 @@ void Registry::device_barrier() {
   config.block.x = static_cast<unsigned>(std::min(device_.world_size, 1024));
   launch(*barrier_kernel_, config, args);
 }
-
-Registry& current_registry() {
-  if (g_registry_in_use != nullptr) return *g_registry_in_use;
-  return Registry::of(runtime::current());
-}
-
-void use_registry(Registry* registry) { g_registry_in_use = registry; }
 
 }  // namespace iris::kernels

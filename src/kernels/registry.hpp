@@ -16,9 +16,6 @@
 namespace iris::compiler {
 class KernelCache;
 }
-namespace iris::runtime {
-struct Runtime;
-}
 
 namespace iris::kernels {
 
@@ -58,9 +55,6 @@ class Registry {
   ~Registry();
   Registry(const Registry&) = delete;
   Registry& operator=(const Registry&) = delete;
-
-  // The runtime's registry, created at first use.
-  static Registry& of(runtime::Runtime& runtime);
 
   // Compiles (or finds, when the same source with the same options was compiled before) a program.
   Program& compile(ProgramSource source);
@@ -103,11 +97,5 @@ class Registry {
   Kernel* barrier_kernel_ = nullptr;
   uint64_t barrier_epoch_ = 0;
 };
-
-// The registry the C API uses: the runtime's, or one an embedding program or a test put in place.
-Registry& current_registry();
-// Makes `registry` the current one (nullptr: back to the runtime's). For programs and tests that run
-// kernels on a backend of their own, without iris.init().
-void use_registry(Registry* registry);
 
 }  // namespace iris::kernels

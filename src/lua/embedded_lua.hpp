@@ -3,7 +3,7 @@
 
 #include <cstddef>
 
-namespace iris::host {
+namespace iris::lua {
 
 struct EmbeddedLuaModule {
   const char* name;       // "iris.tensor"
@@ -15,4 +15,4 @@ struct EmbeddedLuaModule {
 // Terminated by an entry whose name is nullptr.
 extern const EmbeddedLuaModule kEmbeddedLuaModules[];
 
-}  // namespace iris::host
+}  // namespace iris::lua

@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <cstring>
 
-#include "host/script_interrupt.hpp"
+#include "core/interrupt.hpp"
 
 namespace iris::repl {
 namespace {
@@ -80,14 +80,14 @@ void on_sigint(int, siginfo_t* info, void*) {
     uint32_t sequence = from_rank0 ? static_cast<uint32_t>(info->si_value.sival_int) : g_sequence.load();
     if (from_rank0) g_noticed_sequence.store(sequence);
     if (phase == kRunning && sequence == g_sequence.load() && g_presses.fetch_add(1) == 0) {
-      host::interrupt_script(kInterrupted);
+      interrupt::interrupt_script(kInterrupted);
     }
   } else if (phase == kReading) {
     g_read_interrupted.store(true);
   } else if (phase == kRunning || phase == kWaitingForPeers) {
     if (g_presses.fetch_add(1) == 0) {
       g_first_press_ns.store(now_ns());
-      if (phase == kRunning) host::interrupt_script(kInterrupted);
+      if (phase == kRunning) interrupt::interrupt_script(kInterrupted);
       forward_to_peers();
     } else if (now_ns() - g_first_press_ns.load() >= kSecondPressAfterNs) {
       end_process_now();
@@ -145,16 +145,16 @@ void begin_running() {
   g_phase.store(kRunning);
   // A Ctrl-C that came for this command before its chunk started here.
   if (g_is_root) {
-    if (g_presses.load() > 0) host::interrupt_script(kInterrupted);
+    if (g_presses.load() > 0) interrupt::interrupt_script(kInterrupted);
   } else if (g_noticed_sequence.load() == g_sequence.load() && g_presses.fetch_add(1) == 0) {
-    host::interrupt_script(kInterrupted);
+    interrupt::interrupt_script(kInterrupted);
   }
 }
 
 void stop_running() {
   // First the phase (no new interrupt after this), then withdraw one that came before it.
   g_phase.store(g_is_root ? kWaitingForPeers : kBetweenCommands);
-  host::withdraw_script_interrupt();
+  interrupt::withdraw_script_interrupt();
 }
 
 int end_command() {

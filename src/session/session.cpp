@@ -2,7 +2,6 @@
 
 #include <cstring>
 
-#include "capi/process.hpp"
 #include "comm/comm.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
@@ -13,10 +12,14 @@
 #include "iris/impl/abi.h"
 #include "kernels/registry.hpp"
 
-namespace iris::runtime {
+namespace iris::session {
 namespace {
 
-std::unique_ptr<Runtime> g_runtime;
+using runtime::Backend;
+
+comm::Comm* g_comm = nullptr;
+std::unique_ptr<Session> g_session;
+kernels::Registry* g_registry_in_use = nullptr;
 
 std::string chosen_backend_name(const InitOptions& options) {
   if (!options.backend.empty()) return options.backend;
@@ -57,17 +60,25 @@ void check_same_backend(comm::Comm& comm, const Backend& backend) {
 
 }  // namespace
 
-Runtime::Runtime(comm::Comm& c) : comm(c) {}
+Session::Session(comm::Comm& c) : comm(c) {}
 
-Runtime::~Runtime() {
-  kernels.reset();
+Session::~Session() {
+  programs.reset();
   heap.reset();  // closes the peers' mappings and frees this rank's heap
   if (backend && mailbox.host != nullptr) backend->free_mapped_host(mailbox);
   backend.reset();
 }
 
-Runtime& init(comm::Comm& comm, const InitOptions& options) {
-  if (g_runtime) return *g_runtime;
+void attach_comm(comm::Comm* c) { g_comm = c; }
+
+comm::Comm& comm() {
+  if (g_comm == nullptr) throw Error(Errc::internal, "no iris host in this process");
+  return *g_comm;
+}
+
+Session& init(const InitOptions& options) {
+  if (g_session) return *g_session;
+  comm::Comm& comm = session::comm();
   comm.announce("iris.init()", 0);
   if (comm.local_size() != comm.size()) {
     // Every rank sees the same sizes, so every rank stops here together.
@@ -76,39 +87,52 @@ Runtime& init(comm::Comm& comm, const InitOptions& options) {
                        "nodes (%d on this one): run all ranks on one node",
                        comm.size(), comm.local_size()));
   }
-  auto runtime = std::make_unique<Runtime>(comm);
+  auto session = std::make_unique<Session>(comm);
   std::string name = chosen_backend_name(options);
-  heap::all_or_none(comm, "iris.init(): backend", [&] { runtime->backend = create_backend(name, comm); });
-  Backend& backend = *runtime->backend;
+  heap::all_or_none(comm, "iris.init(): backend", [&] { session->backend = runtime::create_backend(name, comm); });
+  Backend& backend = *session->backend;
   check_same_backend(comm, backend);
 
   size_t heap_bytes = 0;
   heap::all_or_none(comm, "iris.init(): heap size", [&] { heap_bytes = chosen_heap_bytes(options, backend); });
-  runtime->heap = std::make_unique<heap::SymmetricHeap>(backend, comm, heap_bytes);
-  runtime->mailbox = backend.allocate_mapped_host(sizeof(abi::DeviceMailbox));
-  backend.watch_mailbox(runtime->mailbox);  // a device fault then reports a failed wait
+  session->heap = std::make_unique<heap::SymmetricHeap>(backend, comm, heap_bytes);
+  session->mailbox = backend.allocate_mapped_host(sizeof(abi::DeviceMailbox));
+  backend.watch_mailbox(session->mailbox);  // a device fault then reports a failed wait
   log::write(log::Level::info, format("iris.init: backend %s on %s (device %d), heap %s per rank", backend.name(),
                                       backend.device_name().c_str(), backend.device(), human_bytes(heap_bytes).c_str()));
-  g_runtime = std::move(runtime);
-  return *g_runtime;
+  g_session = std::move(session);
+  return *g_session;
 }
 
-Runtime& current() {
-  if (!g_runtime) throw Error(Errc::invalid_argument, "call iris.init() first");
-  return *g_runtime;
+Session& current() {
+  if (!g_session) throw Error(Errc::invalid_argument, "call iris.init() first");
+  return *g_session;
 }
 
-bool initialized() { return g_runtime != nullptr; }
+bool initialized() { return g_session != nullptr; }
 
 void synchronize_if_initialized() {
-  if (g_runtime) g_runtime->backend->synchronize();
+  if (g_session) g_session->backend->synchronize();
 }
 
-void shutdown() { g_runtime.reset(); }
+void shutdown() { g_session.reset(); }
 
-}  // namespace iris::runtime
+kernels::Registry& registry() {
+  if (g_registry_in_use != nullptr) return *g_registry_in_use;
+  Session& s = current();
+  if (!s.programs) {
+    kernels::DeviceContext d;
+    d.backend = s.backend.get();
+    d.rank = s.comm.rank();
+    d.world_size = s.comm.size();
+    d.heap_bases = s.heap->device_heap_bases();
+    d.heap_base = s.heap->base_of(d.rank);
+    d.mailbox = s.mailbox;
+    s.programs = std::make_unique<kernels::Registry>(d, kernels::RegistryOptions::from_environment());
+  }
+  return *s.programs;
+}
 
-namespace iris::capi {
-void synchronize_runtime() { runtime::synchronize_if_initialized(); }
-void shutdown_runtime() { runtime::shutdown(); }
-}  // namespace iris::capi
+void use_registry(kernels::Registry* registry) { g_registry_in_use = registry; }
+
+}  // namespace iris::session

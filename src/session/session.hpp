@@ -1,6 +1,10 @@
-// The runtime of one rank once iris.init() ran: the backend, the symmetric heap on it, the mailbox
-// device code reports failed waits into, and the kernels loaded so far. The C boundary reaches it
-// through runtime::current().
+// One rank's session: the process's ranks (the Host attaches them) and, once iris.init() ran, what the
+// C API works on: the backend, the symmetric heap on it, the mailbox device code reports failed waits
+// into, and the registry of compiled programs. One per process, as MPI and the device are.
+//
+// The session is the layer that puts the others together, so none of them needs another beside it:
+// the heap is built on a backend, the registry on a backend and a heap, and only the session knows
+// all three (docs/architecture.md).
 #pragma once
 
 #include <memory>
@@ -18,7 +22,7 @@ namespace iris::kernels {
 class Registry;
 }
 
-namespace iris::runtime {
+namespace iris::session {
 
 struct InitOptions {
   std::string backend;    // "": IRIS_BACKEND, else auto (iris.init{backend=} names one)
@@ -29,27 +33,40 @@ struct InitOptions {
 constexpr size_t kDefaultGpuHeapBytes = size_t(1) << 30;
 constexpr size_t kDefaultCpuHeapBytes = size_t(256) << 20;
 
-struct Runtime {
+struct Session {
   comm::Comm& comm;
-  std::unique_ptr<Backend> backend;
+  std::unique_ptr<runtime::Backend> backend;
   std::unique_ptr<heap::SymmetricHeap> heap;
-  MappedHostBuffer mailbox;                    // abi::DeviceMailbox, read after faults
-  std::unique_ptr<kernels::Registry> kernels;  // compiled modules and their kernels
+  runtime::MappedHostBuffer mailbox;              // abi::DeviceMailbox, read after faults
+  std::unique_ptr<kernels::Registry> programs;  // compiled programs and their kernels, made at first use
 
-  explicit Runtime(comm::Comm& c);
-  ~Runtime();
+  explicit Session(comm::Comm& c);
+  ~Session();
 };
 
-// Collective. Creates the process's runtime, or returns the existing one (a second iris.init(); the
+// The process's ranks: the Host attaches them when it starts.
+void attach_comm(comm::Comm* comm);
+// Throws Error(internal) when no Host attached any.
+comm::Comm& comm();
+
+// Collective. Creates the process's session, or returns the existing one (a second iris.init(); the
 // Lua side decides whether its arguments conflict with the first). Every rank ends on the same
 // backend, all on one node, or every rank fails with the reason.
-Runtime& init(comm::Comm& comm, const InitOptions& options);
-// The runtime; throws Error(invalid_argument) "call iris.init() first" before init().
-Runtime& current();
+Session& init(const InitOptions& options);
+// The session; throws Error(invalid_argument) "call iris.init() first" before init().
+Session& current();
 bool initialized();
-// Waits for device work; reports faults (see Backend::synchronize).
+// Waits for device work; reports faults (see Backend::synchronize). Called before the ranks agree to
+// end, so a fault is reported while every rank can still hear about it.
 void synchronize_if_initialized();
-// Frees everything (after every rank has finished).
+// Frees everything: peers' heaps closed, own heap freed (after every rank has finished).
 void shutdown();
 
-}  // namespace iris::runtime
+// The registry the C API compiles and launches with: one an embedding program or a test put in place
+// (use_registry), else the session's, made at first use.
+kernels::Registry& registry();
+// Puts `registry` in place (nullptr: back to the session's). For programs and tests that run kernels
+// on a backend of their own, without iris.init().
+void use_registry(kernels::Registry* registry);
+
+}  // namespace iris::session

@@ -12,6 +12,7 @@
 #include "compiler/files.hpp"
 #include "iris/host.hpp"
 #include "kernel_test_support.hpp"
+#include "session/session.hpp"
 
 using iris::test::CpuDevice;
 
@@ -50,7 +51,7 @@ struct LuaKernelFixture {
   CpuDevice device;
 
   LuaKernelFixture() {
-    iris::kernels::use_registry(device.registry.get());
+    iris::session::use_registry(device.registry.get());
     const auto address = [](const void* p) { return std::to_string(reinterpret_cast<uintptr_t>(p)) + "ULL"; };
     const std::string setup = "local ffi = require 'ffi'\n"
                               "HEAP0 = ffi.cast('char*', " + address(device.heaps[0]) + ")\n"
@@ -60,7 +61,7 @@ struct LuaKernelFixture {
     REQUIRE(host.run_string(kDoubles, "=doubles").ok());
   }
   ~LuaKernelFixture() {
-    iris::kernels::use_registry(nullptr);
+    iris::session::use_registry(nullptr);
     host.finish();
   }
 
