@@ -1,5 +1,6 @@
 # Finds every dependency the standard way and says which Debian package to install when one is missing.
-# Required: LuaJIT 2.1 (library and the luajit compiler for embedding Lua), Open MPI, Threads.
+# Required: LuaJIT 2.1 (library and the luajit compiler for embedding Lua), Open MPI, Threads,
+# Boost.Context (fibers of the cpu executor), xxHash (kernel cache keys).
 # Optional: CUDA toolkit headers (cuda backend), HIP (hip backend), Catch2 v2 (tests), libedit (REPL).
 
 find_package(Threads REQUIRED)
@@ -29,6 +30,17 @@ if(NOT MPI_C_FOUND)
   message(FATAL_ERROR "MPI not found: install the Debian packages libopenmpi-dev openmpi-bin")
 endif()
 find_program(IRIS_MPIEXEC NAMES mpirun mpiexec)
+
+# --- Boost.Context (linked statically: the GPU machines lack Boost) and xxHash (header-only) --------
+find_path(IRIS_BOOST_INCLUDE_DIR boost/context/detail/fcontext.hpp)
+find_library(IRIS_BOOST_CONTEXT_LIBRARY NAMES libboost_context.a boost_context)
+if(NOT IRIS_BOOST_INCLUDE_DIR OR NOT IRIS_BOOST_CONTEXT_LIBRARY)
+  message(FATAL_ERROR "Boost.Context not found: install the Debian package libboost-context-dev")
+endif()
+find_path(IRIS_XXHASH_INCLUDE_DIR xxhash.h)
+if(NOT IRIS_XXHASH_INCLUDE_DIR)
+  message(FATAL_ERROR "xxhash.h not found: install the Debian package libxxhash-dev")
+endif()
 
 # --- CUDA (headers only: libcuda and libnvrtc are opened at run time) -----------------------------
 set(IRIS_HAVE_CUDA OFF)

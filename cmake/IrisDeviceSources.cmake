@@ -1,18 +1,7 @@
-# The compile pipeline's build-time inputs (included from src/CMakeLists.txt):
-#   - the device header (device/iris/**) and iris's own kernels (kernels/**/*.hip), embedded into the
-#     binary, so iris-lua compiles kernels on machines where the source tree is not;
-#   - Boost.Context (fibers of the cpu executor), linked statically: the GPU machines lack Boost;
-#   - xxHash (cache keys), header-only.
-
-find_path(IRIS_XXHASH_INCLUDE_DIR xxhash.h)
-if(NOT IRIS_XXHASH_INCLUDE_DIR)
-  message(FATAL_ERROR "xxhash.h not found: install the Debian package libxxhash-dev")
-endif()
-find_path(IRIS_BOOST_INCLUDE_DIR boost/context/detail/fcontext.hpp)
-find_library(IRIS_BOOST_CONTEXT_LIBRARY NAMES libboost_context.a boost_context)
-if(NOT IRIS_BOOST_INCLUDE_DIR OR NOT IRIS_BOOST_CONTEXT_LIBRARY)
-  message(FATAL_ERROR "Boost.Context not found: install the Debian package libboost-context-dev")
-endif()
+# The compile pipeline's build-time inputs (used in src/CMakeLists.txt): the device header
+# (device/iris/**) and iris's own kernels (kernels/**/*.hip), embedded into the binary, so iris-lua
+# compiles kernels on machines where the source tree is not; and the targets the test suite
+# cross-compiles every kernel for.
 
 # iris_embed_device_sources(<target>): generates device_sources.cpp (kEmbeddedDeviceSources, see
 # src/compiler/device_sources.hpp) from every file under device/ and kernels/.
@@ -40,8 +29,6 @@ function(iris_embed_device_sources target)
     COMMENT "Embedding the device header and iris's kernels"
     VERBATIM)
   target_sources(${target} PRIVATE ${output})
-  target_include_directories(${target} PRIVATE ${IRIS_XXHASH_INCLUDE_DIR} ${IRIS_BOOST_INCLUDE_DIR})
-  target_link_libraries(${target} PUBLIC ${IRIS_BOOST_CONTEXT_LIBRARY})
 endfunction()
 
 # The targets the test suite cross-compiles every kernel for (IRIS_CROSS_COMPILE in the tests'
