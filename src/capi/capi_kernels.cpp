@@ -1,4 +1,4 @@
-// Kernels behind the C boundary: thin wrappers over kernels::Registry (src/kernels).
+// Kernels behind the C boundary: thin wrappers over kernels::Registry (src/programs).
 #include "capi/capi_kernels.h"
 
 #include <memory>
@@ -7,7 +7,7 @@
 
 #include "capi/guard.hpp"
 #include "iris/impl/abi.h"
-#include "kernels/registry.hpp"
+#include "programs/registry.hpp"
 #include "session/session.hpp"
 
 using namespace iris;

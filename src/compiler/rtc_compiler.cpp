@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "core/error.hpp"
-#include "runtime/gpu/dynamic_library.hpp"
+#include "core/dynamic_library.hpp"
 
 namespace iris::compiler {
 namespace {

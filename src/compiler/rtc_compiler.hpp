@@ -1,5 +1,5 @@
 // NVRTC and hiprtc have the same API shape (hiprtc copies NVRTC's): one implementation, two flavors.
-// The library is opened at run time (runtime/gpu/dynamic_library.hpp, as the GPU backends open their
+// The library is opened at run time (core/dynamic_library.hpp, as the GPU backends open their
 // drivers), so iris-lua starts where it is not installed.
 #pragma once
 

@@ -10,7 +10,7 @@
 #include "heap/all_or_none.hpp"
 #include "heap/symmetric_heap.hpp"
 #include "iris/impl/abi.h"
-#include "kernels/registry.hpp"
+#include "programs/registry.hpp"
 
 namespace iris::session {
 namespace {

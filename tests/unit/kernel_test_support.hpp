@@ -13,7 +13,7 @@
 #include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "iris/impl/abi.h"
-#include "kernels/registry.hpp"
+#include "programs/registry.hpp"
 #include "runtime/cpu/cpu_backend.hpp"
 
 namespace iris::test {

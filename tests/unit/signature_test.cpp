@@ -2,7 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/error.hpp"
-#include "kernels/signature.hpp"
+#include "programs/signature.hpp"
 
 using namespace iris::kernels;
 

@@ -8,7 +8,7 @@
 #include "core/error.hpp"
 #include "runtime/cpu/cpu_execution.hpp"
 #include "runtime/cpu/cpu_memory.hpp"
-#include "runtime/gpu/pattern_fill.hpp"
+#include "runtime/pattern_fill.hpp"
 
 namespace iris::runtime {
 
@@ -60,7 +60,7 @@ void CpuBackend::fill(void* device, const void* pattern, size_t pattern_bytes, s
     return;
   }
   if (count == 0) return;
-  // The GPU backends' doubling (gpu/pattern_fill.hpp, plain host code): a seed, then copies of what is
+  // The GPU backends' doubling (pattern_fill.hpp, plain host code): a seed, then copies of what is
   // already written; about ten times faster than one memcpy per element.
   const std::vector<uint8_t> seed = gpu::fill_seed(pattern, pattern_bytes, count);
   std::memcpy(out, seed.data(), seed.size());

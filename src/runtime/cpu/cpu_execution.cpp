@@ -16,7 +16,7 @@
 #include "core/error.hpp"
 #include "iris/impl/abi.h"
 #include "runtime/cpu/cpu_executor.hpp"
-#include "runtime/gpu/fault_report.hpp"
+#include "runtime/fault_report.hpp"
 
 namespace iris::runtime {
 namespace {

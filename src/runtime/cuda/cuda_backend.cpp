@@ -5,7 +5,7 @@
 #include "core/log.hpp"
 #include "runtime/cuda/cuda_backend_impl.hpp"
 #include "runtime/gpu/device_choice.hpp"
-#include "runtime/gpu/kernels.hpp"
+#include "runtime/gpu/execution.hpp"
 #include "runtime/gpu/memory.hpp"
 
 namespace iris::runtime {

@@ -2,7 +2,7 @@
 // (gpu/gpu_backend.hpp, over the adaptor in cuda_api.hpp). Its three source files:
 //   cuda_backend.cpp  device choice, the primary context, the stream; compiles the shared code for CUDA
 //   cuda_memory.cpp   allocating the heap (cuMemAlloc, SYNC_MEMOPS), peer access between GPUs
-//   cuda_kernels.cpp  loading modules (cubin, fatbin or PTX, with the JIT's error log)
+//   cuda_modules.cpp  loading modules (cubin, fatbin or PTX, with the JIT's error log)
 //
 // One primary context per process, made current per thread by bind().
 #pragma once

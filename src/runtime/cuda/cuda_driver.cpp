@@ -1,7 +1,7 @@
 #include "runtime/cuda/cuda_driver.hpp"
 
 #include "core/error.hpp"
-#include "runtime/gpu/dynamic_library.hpp"
+#include "core/dynamic_library.hpp"
 
 namespace iris::runtime::cuda {
 

@@ -15,7 +15,7 @@
 // backend outlives them (the Runtime declares it first, so destroys it last).
 //
 // The bodies: waiting and faults at the end of this file, memory in gpu/memory.hpp, modules, events
-// and launches in gpu/kernels.hpp. Each vendor compiles them once for its Api in its *_backend.cpp
+// and launches in gpu/execution.hpp. Each vendor compiles them once for its Api in its *_backend.cpp
 // (`template class gpu::GpuBackend<cuda::Api>;`); its other files see an `extern template` and do not.
 #pragma once
 
@@ -29,7 +29,7 @@
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "runtime/backend.hpp"
-#include "runtime/gpu/fault_report.hpp"
+#include "runtime/fault_report.hpp"
 #include "runtime/gpu/launch_limits.hpp"
 #include "runtime/gpu/poll_wait.hpp"
 #include "runtime/gpu/vendor_call.hpp"
@@ -67,7 +67,7 @@ class GpuBackend : public Backend {
   double time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
                            int iterations) override;
 
-  // --- for the backend's own modules and events (gpu/kernels.hpp) -------------------------------------
+  // --- for the backend's own modules and events (gpu/execution.hpp) -------------------------------------
   // Makes this backend's device current on the calling thread (a no-op when it already is): CUDA sets
   // its context, HIP selects the device.
   virtual void bind() = 0;

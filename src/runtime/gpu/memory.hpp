@@ -14,7 +14,7 @@
 #include "core/log.hpp"
 #include "runtime/gpu/gpu_backend.hpp"
 #include "runtime/gpu/heap_handle.hpp"
-#include "runtime/gpu/pattern_fill.hpp"
+#include "runtime/pattern_fill.hpp"
 
 namespace iris::runtime::gpu {
 

@@ -4,7 +4,7 @@
 
 #include "core/log.hpp"
 #include "runtime/gpu/device_choice.hpp"
-#include "runtime/gpu/kernels.hpp"
+#include "runtime/gpu/execution.hpp"
 #include "runtime/gpu/memory.hpp"
 #include "runtime/hip/hip_backend_impl.hpp"
 

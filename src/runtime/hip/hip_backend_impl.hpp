@@ -3,7 +3,7 @@
 // the cuda backend's:
 //   hip_backend.cpp  device choice and properties, the stream; compiles the shared code for HIP
 //   hip_memory.cpp   allocating the heap in fine-grained memory, peer access between GPUs
-//   hip_kernels.cpp  loading modules (code objects)
+//   hip_modules.cpp  loading modules (code objects)
 //
 // HIP has no explicit contexts: the device is selected per thread (bind(): hipSetDevice) and the
 // runtime keeps one context per device and process.

@@ -1,7 +1,7 @@
 #include "runtime/hip/hip_runtime.hpp"
 
 #include "core/error.hpp"
-#include "runtime/gpu/dynamic_library.hpp"
+#include "core/dynamic_library.hpp"
 
 namespace iris::runtime::hip {
 

@@ -10,7 +10,7 @@
 #include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "runtime/backend.hpp"
-#include "runtime/gpu/dynamic_library.hpp"
+#include "core/dynamic_library.hpp"
 #ifdef IRIS_HAVE_CUDA
 #include "runtime/cuda/cuda_backend.hpp"
 #include "runtime/cuda/cuda_driver.hpp"

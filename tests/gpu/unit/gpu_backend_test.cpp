@@ -17,9 +17,9 @@
 #include "core/error.hpp"
 #include "runtime/gpu/gpu_backend.hpp"
 #include "runtime/gpu/heap_handle.hpp"
-#include "runtime/gpu/kernels.hpp"
+#include "runtime/gpu/execution.hpp"
 #include "runtime/gpu/memory.hpp"
-#include "runtime/gpu/pattern_fill.hpp"
+#include "runtime/pattern_fill.hpp"
 
 using namespace iris;
 using namespace iris::runtime;

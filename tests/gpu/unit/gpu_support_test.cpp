@@ -8,10 +8,10 @@
 
 #include "core/error.hpp"
 #include "runtime/gpu/device_choice.hpp"
-#include "runtime/gpu/fault_report.hpp"
+#include "runtime/fault_report.hpp"
 #include "runtime/gpu/heap_handle.hpp"
 #include "runtime/gpu/launch_limits.hpp"
-#include "runtime/gpu/pattern_fill.hpp"
+#include "runtime/pattern_fill.hpp"
 
 using namespace iris;
 using namespace iris::runtime;

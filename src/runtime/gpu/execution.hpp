@@ -1,7 +1,7 @@
 // The GPU backends' kernels, written once over the vendor adaptor (gpu_backend.hpp): a loaded module
 // (kernels and module variables by name, each kernel's limits asked once), timing events, launches and
 // the raw-launch loop iris.bench's launch overhead is measured against. Loading a module is the
-// vendor's (cuda_kernels.cpp: cubin, fatbin or PTX with the JIT log; hip_kernels.cpp: code objects).
+// vendor's (cuda_modules.cpp: cubin, fatbin or PTX with the JIT log; hip_modules.cpp: code objects).
 //
 // LoadedModule and TimingEvent are used by the vendor's load_module(); the GpuBackend bodies below are
 // compiled only where a vendor instantiates GpuBackend (cuda_backend.cpp, hip_backend.cpp).

@@ -1,4 +1,4 @@
-#include "runtime/gpu/pattern_fill.hpp"
+#include "runtime/pattern_fill.hpp"
 
 #include <algorithm>
 #include <cstring>

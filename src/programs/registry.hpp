@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "compiler/compiler.hpp"
-#include "kernels/program.hpp"
+#include "programs/program.hpp"
 #include "runtime/backend.hpp"
 
 namespace iris::compiler {

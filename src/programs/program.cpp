@@ -1,7 +1,7 @@
-#include "kernels/program.hpp"
+#include "programs/program.hpp"
 
 #include "core/error.hpp"
-#include "kernels/registry.hpp"
+#include "programs/registry.hpp"
 
 namespace iris::kernels {
 

@@ -1,4 +1,4 @@
-#include "kernels/registry.hpp"
+#include "programs/registry.hpp"
 
 #include <sys/utsname.h>
 

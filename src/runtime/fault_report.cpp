@@ -1,4 +1,4 @@
-#include "runtime/gpu/fault_report.hpp"
+#include "runtime/fault_report.hpp"
 
 #include <cstring>
 

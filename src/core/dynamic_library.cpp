@@ -1,4 +1,4 @@
-#include "runtime/gpu/dynamic_library.hpp"
+#include "core/dynamic_library.hpp"
 
 #include <dlfcn.h>
 

@@ -1,10 +1,10 @@
 // The cuda backend's own step for kernels: loading a module (cubin, fatbin or PTX through
 // cuModuleLoadDataEx, with the JIT's error log). Kernel lookup, module variables, launches, events and
-// the raw-launch loop are shared with the hip backend (gpu/kernels.hpp).
+// the raw-launch loop are shared with the hip backend (gpu/execution.hpp).
 #include <cstring>
 
 #include "runtime/cuda/cuda_backend_impl.hpp"
-#include "runtime/gpu/kernels.hpp"
+#include "runtime/gpu/execution.hpp"
 
 namespace iris::runtime {
 

@@ -1,7 +1,7 @@
 // The hip backend's own step for kernels: loading a module (a code object through hipModuleLoadData).
 // Kernel lookup, module variables, launches, events and the raw-launch loop are shared with the cuda
-// backend (gpu/kernels.hpp).
-#include "runtime/gpu/kernels.hpp"
+// backend (gpu/execution.hpp).
+#include "runtime/gpu/execution.hpp"
 #include "runtime/hip/hip_backend_impl.hpp"
 
 namespace iris::runtime {

@@ -1,4 +1,4 @@
-#include "kernels/signature.hpp"
+#include "programs/signature.hpp"
 
 #include <cctype>
 #include <cmath>

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/signature.hpp"
+#include "programs/signature.hpp"
 #include "runtime/backend.hpp"
 
 namespace iris::kernels {
