@@ -1,4 +1,4 @@
-// Kernels behind the C boundary: thin wrappers over kernels::Registry (src/programs).
+// Kernels behind the C boundary: thin wrappers over programs::Registry (src/programs).
 #include "capi/capi_kernels.h"
 
 #include <memory>
@@ -24,8 +24,8 @@ struct iris_timer {
 
 namespace {
 
-kernels::Kernel& kernel_of(iris_kernel* k) { return *reinterpret_cast<kernels::Kernel*>(k); }
-const kernels::Kernel& kernel_of(const iris_kernel* k) { return *reinterpret_cast<const kernels::Kernel*>(k); }
+programs::Kernel& kernel_of(iris_kernel* k) { return *reinterpret_cast<programs::Kernel*>(k); }
+const programs::Kernel& kernel_of(const iris_kernel* k) { return *reinterpret_cast<const programs::Kernel*>(k); }
 
 runtime::LaunchConfig config_of(const uint32_t* dims, uint64_t shared_bytes) {
   runtime::LaunchConfig c;
@@ -35,16 +35,16 @@ runtime::LaunchConfig config_of(const uint32_t* dims, uint64_t shared_bytes) {
   return c;
 }
 
-int kind_code(kernels::ParamKind kind) {
+int kind_code(programs::ParamKind kind) {
   switch (kind) {
-    case kernels::ParamKind::pointer: return IRIS_PARAM_POINTER;
-    case kernels::ParamKind::integer: return IRIS_PARAM_INTEGER;
-    case kernels::ParamKind::floating: return IRIS_PARAM_FLOAT;
-    case kernels::ParamKind::boolean: return IRIS_PARAM_BOOL;
-    case kernels::ParamKind::context: return IRIS_PARAM_CONTEXT;
-    case kernels::ParamKind::float16: return IRIS_PARAM_FLOAT16;
-    case kernels::ParamKind::bfloat16: return IRIS_PARAM_BFLOAT16;
-    case kernels::ParamKind::unsupported: break;
+    case programs::ParamKind::pointer: return IRIS_PARAM_POINTER;
+    case programs::ParamKind::integer: return IRIS_PARAM_INTEGER;
+    case programs::ParamKind::floating: return IRIS_PARAM_FLOAT;
+    case programs::ParamKind::boolean: return IRIS_PARAM_BOOL;
+    case programs::ParamKind::context: return IRIS_PARAM_CONTEXT;
+    case programs::ParamKind::float16: return IRIS_PARAM_FLOAT16;
+    case programs::ParamKind::bfloat16: return IRIS_PARAM_BFLOAT16;
+    case programs::ParamKind::unsupported: break;
   }
   return -1;  // never handed out: Program::kernel refuses such kernels
 }
@@ -57,7 +57,7 @@ int iris_compile(const char* source, size_t source_len, const char* origin, cons
                  const char* file_name, const char* const* defines, int define_count, const char* const* options,
                  int option_count, iris_program** out) {
   return capi::guarded([&] {
-    kernels::ProgramSource s;
+    programs::ProgramSource s;
     s.source.assign(source, source_len);
     s.origin = origin;
     s.description = description;
@@ -75,7 +75,7 @@ int iris_compile_builtin(const char* name, iris_program** out) {
 
 int iris_program_kernel(iris_program* program, const char* name, iris_kernel** out) {
   return capi::guarded([&] {
-    *out = reinterpret_cast<iris_kernel*>(&reinterpret_cast<kernels::Program*>(program)->kernel(name));
+    *out = reinterpret_cast<iris_kernel*>(&reinterpret_cast<programs::Program*>(program)->kernel(name));
   });
 }
 
@@ -84,7 +84,7 @@ const char* iris_kernel_label(const iris_kernel* kernel) { return kernel_of(kern
 int iris_kernel_param_count(const iris_kernel* kernel) { return static_cast<int>(kernel_of(kernel).params.size()); }
 
 void iris_kernel_param(const iris_kernel* kernel, int index, iris_param_info* out) {
-  const kernels::KernelParam& p = kernel_of(kernel).params.at(static_cast<size_t>(index));
+  const programs::KernelParam& p = kernel_of(kernel).params.at(static_cast<size_t>(index));
   out->name = p.name.c_str();
   out->type = p.type.spelled.c_str();
   out->kind = kind_code(p.type.kind);
@@ -96,7 +96,7 @@ void iris_kernel_param(const iris_kernel* kernel, int index, iris_param_info* ou
 
 int iris_kernel_launch(iris_kernel* kernel, const uint32_t* dims, uint64_t shared_bytes, void** args) {
   return capi::guarded([&] {
-    kernels::Kernel& k = kernel_of(kernel);
+    programs::Kernel& k = kernel_of(kernel);
     k.registry->launch(k, config_of(dims, shared_bytes), args);
   });
 }
@@ -104,7 +104,7 @@ int iris_kernel_launch(iris_kernel* kernel, const uint32_t* dims, uint64_t share
 int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uint64_t shared_bytes, void** args,
                                   int iterations, double* seconds) {
   return capi::guarded([&] {
-    kernels::Kernel& k = kernel_of(kernel);
+    programs::Kernel& k = kernel_of(kernel);
     *seconds = k.registry->backend().time_raw_launches(*k.module, k.function, config_of(dims, shared_bytes), args,
                                                        iterations);
   });

@@ -1,5 +1,5 @@
 /* Kernels: compile, look up, launch, time (the Lua side is src/lua/iris/kernel.lua; docs/kernels.md).
- * Handles are owned by the runtime and stay valid until the job ends. */
+ * Handles are owned by the session and stay valid until the job ends. */
 #ifndef IRIS_CAPI_KERNELS_H
 #define IRIS_CAPI_KERNELS_H
 
@@ -22,7 +22,7 @@ typedef struct iris_context_data {
   int32_t world_size;
 } iris_context_data;
 
-/* How Lua passes a parameter (kernels::ParamKind). */
+/* How Lua passes a parameter (programs::ParamKind). */
 enum {
   IRIS_PARAM_POINTER = 0,
   IRIS_PARAM_INTEGER = 1,

@@ -1,4 +1,4 @@
-// The C API of the runtime, the symmetric heap and tensor memory (capi_memory.h).
+// The C API of the session, the symmetric heap and tensor memory (capi_memory.h).
 #include "capi/capi_memory.h"
 
 #include <cstdlib>
@@ -18,8 +18,8 @@ using namespace iris;
 
 namespace {
 
-heap::SymmetricHeap& heap_of_runtime() { return *session::current().heap; }
-runtime::Backend& backend_of_runtime() { return *session::current().backend; }
+heap::SymmetricHeap& session_heap() { return *session::current().heap; }
+runtime::Backend& session_backend() { return *session::current().backend; }
 
 }  // namespace
 
@@ -36,38 +36,38 @@ int iris_init(const char* backend, uint64_t heap_bytes) {
 
 int iris_initialized(void) { return session::initialized() ? 1 : 0; }
 
-const char* iris_backend_name(void) { return session::initialized() ? backend_of_runtime().name() : ""; }
+const char* iris_backend_name(void) { return session::initialized() ? session_backend().name() : ""; }
 
 const char* iris_device_name(void) {
   static std::string name;
-  name = session::initialized() ? backend_of_runtime().device_name() : "";
+  name = session::initialized() ? session_backend().device_name() : "";
   return name.c_str();
 }
 
-int iris_device_ordinal(void) { return session::initialized() ? backend_of_runtime().device() : 0; }
+int iris_device_ordinal(void) { return session::initialized() ? session_backend().device() : 0; }
 
-uint64_t iris_heap_size(void) { return session::initialized() ? heap_of_runtime().size() : 0; }
+uint64_t iris_heap_size(void) { return session::initialized() ? session_heap().size() : 0; }
 
 void* iris_heap_base(int rank) {
   if (!session::initialized() || rank < 0 || rank >= session::comm().size()) return nullptr;
-  return heap_of_runtime().base_of(rank);
+  return session_heap().base_of(rank);
 }
 
-int iris_host_addressable(void) { return session::initialized() && backend_of_runtime().host_addressable() ? 1 : 0; }
+int iris_host_addressable(void) { return session::initialized() && session_backend().host_addressable() ? 1 : 0; }
 
 int iris_heap_allocate(const char* op, uint64_t bytes, int zero, int last_attempt, uint64_t* offset) {
   return capi::guarded([&] {
-    auto result = heap_of_runtime().allocate(op, bytes, zero != 0, last_attempt != 0);
+    auto result = session_heap().allocate(op, bytes, zero != 0, last_attempt != 0);
     *offset = result ? *result : UINT64_MAX;
   });
 }
 
-int iris_heap_release(uint64_t offset) { return capi::guarded([&] { heap_of_runtime().release(offset); }); }
+int iris_heap_release(uint64_t offset) { return capi::guarded([&] { session_heap().release(offset); }); }
 
 int iris_heap_stats(uint64_t* free_bytes, uint64_t* largest_free, uint64_t* allocated_bytes, uint64_t* allocated_blocks,
                     uint64_t* pending_releases, uint64_t* awaiting_other_ranks) {
   return capi::guarded([&] {
-    heap::SymmetricHeap& h = heap_of_runtime();
+    heap::SymmetricHeap& h = session_heap();
     heap::AllocatorStats s = h.stats();
     if (free_bytes) *free_bytes = s.free_bytes;
     if (largest_free) *largest_free = s.largest_free;
@@ -78,25 +78,25 @@ int iris_heap_stats(uint64_t* free_bytes, uint64_t* largest_free, uint64_t* allo
   });
 }
 
-int iris_synchronize(void) { return capi::guarded([&] { backend_of_runtime().synchronize(); }); }
+int iris_synchronize(void) { return capi::guarded([&] { session_backend().synchronize(); }); }
 
 int iris_barrier(const char* op) {
   return capi::guarded([&] {
-    backend_of_runtime().synchronize();
+    session_backend().synchronize();
     session::comm().barrier(op);
   });
 }
 
 int iris_copy_to_host(void* host, const void* device, uint64_t bytes) {
-  return capi::guarded([&] { backend_of_runtime().copy_to_host(host, device, bytes); });
+  return capi::guarded([&] { session_backend().copy_to_host(host, device, bytes); });
 }
 
 int iris_copy_from_host(void* device, const void* host, uint64_t bytes) {
-  return capi::guarded([&] { backend_of_runtime().copy_from_host(device, host, bytes); });
+  return capi::guarded([&] { session_backend().copy_from_host(device, host, bytes); });
 }
 
 int iris_copy_device(void* dst, const void* src, uint64_t bytes) {
-  return capi::guarded([&] { backend_of_runtime().copy_device(dst, src, bytes); });
+  return capi::guarded([&] { session_backend().copy_device(dst, src, bytes); });
 }
 
 int iris_fill(void* device, const void* pattern, int pattern_bytes, uint64_t count) {
@@ -104,7 +104,7 @@ int iris_fill(void* device, const void* pattern, int pattern_bytes, uint64_t cou
     if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 && pattern_bytes != 8) {
       throw Error(Errc::internal, format("fill pattern of %d bytes", pattern_bytes));
     }
-    backend_of_runtime().fill(device, pattern, static_cast<size_t>(pattern_bytes), count);
+    session_backend().fill(device, pattern, static_cast<size_t>(pattern_bytes), count);
   });
 }
 
@@ -126,7 +126,7 @@ int iris_fill_random(void* device, const char* dtype, uint64_t count, int distri
                      uint64_t seed, uint64_t stream, uint64_t counter) {
   return capi::guarded([&] {
     heap::ElementType type = heap::element_type_named(dtype);
-    runtime::Backend& backend = backend_of_runtime();
+    runtime::Backend& backend = session_backend();
     size_t bytes = count * heap::element_size(type);
     heap::RandomStream s{seed, stream, counter};
     auto d = static_cast<heap::Distribution>(distribution);

@@ -1,4 +1,4 @@
-/* The C API of the runtime, the symmetric heap and tensor memory (conventions: iris_capi.h).
+/* The C API of the session, the symmetric heap and tensor memory (conventions: iris_capi.h).
  *
  * Mechanism only: the Lua side (iris.context, iris.tensor) decides defaults, checks arguments and
  * words the messages; these functions allocate, copy, fill and exchange. Device addresses are
@@ -17,10 +17,10 @@ extern "C" {
 
 /* cdef:begin */
 /* Collective. backend "" and heap_bytes 0 mean "not given": IRIS_BACKEND / IRIS_HEAP_SIZE, then the
-   defaults. After the first call the runtime exists and later calls change nothing. */
+   defaults. After the first call the session exists and later calls change nothing. */
 int iris_init(const char* backend, uint64_t heap_bytes);
 int iris_initialized(void);
-/* The runtime's facts; "" / 0 before iris_init. */
+/* The session's facts; "" / 0 before iris_init. */
 const char* iris_backend_name(void);
 const char* iris_device_name(void);
 int iris_device_ordinal(void);

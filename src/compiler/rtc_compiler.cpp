@@ -88,7 +88,7 @@ class RtcCompiler final : public Compiler {
   void load() {
     if (!identity_.empty()) return;  // loaded completely (a failed load leaves it empty, and is retried)
     const std::string create = std::string(flavor_.prefix) + "CreateProgram";
-    auto library = runtime::gpu::DynamicLibrary::open(flavor_.library_candidates, flavor_.what, flavor_.missing_hint);
+    auto library = DynamicLibrary::open(flavor_.library_candidates, flavor_.what, flavor_.missing_hint);
     void* create_function = library.symbol(create.c_str());
     if (create_function == nullptr) {
       throw Error(Errc::environment, format("%s: %s has no %s; %s", flavor_.what.c_str(), library.name().c_str(),
@@ -96,7 +96,7 @@ class RtcCompiler final : public Compiler {
     }
     Dl_info info{};
     library_path_ = dladdr(create_function, &info) != 0 && info.dli_fname != nullptr ? info.dli_fname : library.name();
-    library_ = std::make_unique<runtime::gpu::DynamicLibrary>(library);
+    library_ = std::make_unique<DynamicLibrary>(library);
     const std::string p = flavor_.prefix;
     const std::string code = flavor_.code_function;
     auto fn = [&](const std::string& name) {
@@ -138,7 +138,7 @@ class RtcCompiler final : public Compiler {
   }
 
   RtcFlavor flavor_;
-  std::unique_ptr<runtime::gpu::DynamicLibrary> library_;
+  std::unique_ptr<DynamicLibrary> library_;
   std::string library_path_;
   RtcApi api_{};
   std::string identity_;

@@ -4,7 +4,7 @@
 
 #include "core/error.hpp"
 
-namespace iris::runtime::gpu {
+namespace iris {
 
 DynamicLibrary DynamicLibrary::open(const std::vector<std::string>& candidates, const std::string& what,
                                     const std::string& advice) {
@@ -20,4 +20,4 @@ DynamicLibrary DynamicLibrary::open(const std::vector<std::string>& candidates, 
 
 void* DynamicLibrary::symbol(const char* name) const { return dlsym(handle_, name); }
 
-}  // namespace iris::runtime::gpu
+}  // namespace iris

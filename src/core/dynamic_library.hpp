@@ -16,7 +16,7 @@
 #define IRIS_SYMBOL_NAME_(symbol) #symbol
 #define IRIS_SYMBOL_NAME(symbol) IRIS_SYMBOL_NAME_(symbol)
 
-namespace iris::runtime::gpu {
+namespace iris {
 
 class DynamicLibrary {
  public:
@@ -63,4 +63,4 @@ class LoadedOnce {
   std::string failure_;
 };
 
-}  // namespace iris::runtime::gpu
+}  // namespace iris

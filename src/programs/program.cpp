@@ -3,7 +3,7 @@
 #include "core/error.hpp"
 #include "programs/registry.hpp"
 
-namespace iris::kernels {
+namespace iris::programs {
 
 Program::Program(Registry& registry, ProgramSource source)
     : registry_(registry),
@@ -120,4 +120,4 @@ void Program::build(const std::vector<std::string>& names) {
   names_ = names;  // only once it compiled: a bad instance name does not spoil later builds
 }
 
-}  // namespace iris::kernels
+}  // namespace iris::programs

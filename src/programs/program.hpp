@@ -15,7 +15,7 @@
 #include "programs/signature.hpp"
 #include "runtime/backend.hpp"
 
-namespace iris::kernels {
+namespace iris::programs {
 
 class Registry;
 
@@ -74,4 +74,4 @@ class Program {
   std::map<std::string, std::unique_ptr<Kernel>> kernels_;  // by canonical name
 };
 
-}  // namespace iris::kernels
+}  // namespace iris::programs

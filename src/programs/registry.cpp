@@ -17,7 +17,7 @@
 #include "heap/layout.hpp"
 #include "iris/impl/abi.h"
 
-namespace iris::kernels {
+namespace iris::programs {
 namespace {
 
 std::string host_arch() {
@@ -235,4 +235,4 @@ void Registry::device_barrier() {
   launch(*barrier_kernel_, config, args);
 }
 
-}  // namespace iris::kernels
+}  // namespace iris::programs

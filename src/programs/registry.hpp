@@ -17,7 +17,7 @@ namespace iris::compiler {
 class KernelCache;
 }
 
-namespace iris::kernels {
+namespace iris::programs {
 
 // What this rank's kernels run against.
 struct DeviceContext {
@@ -98,4 +98,4 @@ class Registry {
   uint64_t barrier_epoch_ = 0;
 };
 
-}  // namespace iris::kernels
+}  // namespace iris::programs

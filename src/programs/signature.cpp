@@ -6,7 +6,7 @@
 
 #include "core/error.hpp"
 
-namespace iris::kernels {
+namespace iris::programs {
 namespace {
 
 struct Token {
@@ -537,4 +537,4 @@ ParamType classify_param(const std::string& type, const std::map<std::string, st
   return out;
 }
 
-}  // namespace iris::kernels
+}  // namespace iris::programs

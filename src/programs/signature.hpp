@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace iris::kernels {
+namespace iris::programs {
 
 struct TemplateParam {
   std::string name;           // "T", "N"
@@ -70,4 +70,4 @@ struct ParamType {
 ParamType classify_param(const std::string& type, const std::map<std::string, std::string>& substitutions,
                          const std::map<std::string, std::string>& aliases);
 
-}  // namespace iris::kernels
+}  // namespace iris::programs

@@ -4,7 +4,7 @@
 
 #include "core/error.hpp"
 
-namespace iris::runtime::gpu {
+namespace iris::runtime {
 
 void KernelsInFlight::launched(const std::string& label) {
   ++total_;
@@ -75,4 +75,4 @@ void FaultState::raise(const std::string& driver_error, const char* call, int de
   throw Error(Errc::device_fault, message_);
 }
 
-}  // namespace iris::runtime::gpu
+}  // namespace iris::runtime

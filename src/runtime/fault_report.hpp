@@ -16,7 +16,7 @@
 #include "iris/impl/abi.h"
 #include "runtime/backend.hpp"
 
-namespace iris::runtime::gpu {
+namespace iris::runtime {
 
 // Labels of the kernels launched since the last synchronization, with counts. Bounded: a loop of a
 // million launches keeps a handful of distinct labels, not a million strings.
@@ -64,4 +64,4 @@ class FaultState {
   std::string message_;
 };
 
-}  // namespace iris::runtime::gpu
+}  // namespace iris::runtime

@@ -5,7 +5,7 @@
 
 #include "core/error.hpp"
 
-namespace iris::runtime::gpu {
+namespace iris::runtime {
 
 namespace {
 
@@ -58,4 +58,4 @@ std::vector<CopyStep> doubling_copies(size_t seed_bytes, size_t total_bytes) {
   return steps;
 }
 
-}  // namespace iris::runtime::gpu
+}  // namespace iris::runtime

@@ -12,7 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace iris::runtime::gpu {
+namespace iris::runtime {
 
 enum class FillMethod { memset8, memset16, memset32, doubling };
 
@@ -36,4 +36,4 @@ struct CopyStep {
 // The copies that extend a written prefix of `seed_bytes` to `total_bytes` (both whole patterns).
 std::vector<CopyStep> doubling_copies(size_t seed_bytes, size_t total_bytes);
 
-}  // namespace iris::runtime::gpu
+}  // namespace iris::runtime

@@ -19,7 +19,7 @@ using runtime::Backend;
 
 comm::Comm* g_comm = nullptr;
 std::unique_ptr<Session> g_session;
-kernels::Registry* g_registry_in_use = nullptr;
+programs::Registry* g_registry_in_use = nullptr;
 
 std::string chosen_backend_name(const InitOptions& options) {
   if (!options.backend.empty()) return options.backend;
@@ -117,22 +117,22 @@ void synchronize_if_initialized() {
 
 void shutdown() { g_session.reset(); }
 
-kernels::Registry& registry() {
+programs::Registry& registry() {
   if (g_registry_in_use != nullptr) return *g_registry_in_use;
   Session& s = current();
   if (!s.programs) {
-    kernels::DeviceContext d;
+    programs::DeviceContext d;
     d.backend = s.backend.get();
     d.rank = s.comm.rank();
     d.world_size = s.comm.size();
     d.heap_bases = s.heap->device_heap_bases();
     d.heap_base = s.heap->base_of(d.rank);
     d.mailbox = s.mailbox;
-    s.programs = std::make_unique<kernels::Registry>(d, kernels::RegistryOptions::from_environment());
+    s.programs = std::make_unique<programs::Registry>(d, programs::RegistryOptions::from_environment());
   }
   return *s.programs;
 }
 
-void use_registry(kernels::Registry* registry) { g_registry_in_use = registry; }
+void use_registry(programs::Registry* registry) { g_registry_in_use = registry; }
 
 }  // namespace iris::session

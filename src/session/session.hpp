@@ -18,7 +18,7 @@ class Comm;
 namespace iris::heap {
 class SymmetricHeap;
 }
-namespace iris::kernels {
+namespace iris::programs {
 class Registry;
 }
 
@@ -38,7 +38,7 @@ struct Session {
   std::unique_ptr<runtime::Backend> backend;
   std::unique_ptr<heap::SymmetricHeap> heap;
   runtime::MappedHostBuffer mailbox;              // abi::DeviceMailbox, read after faults
-  std::unique_ptr<kernels::Registry> programs;  // compiled programs and their kernels, made at first use
+  std::unique_ptr<programs::Registry> programs;  // compiled programs and their kernels, made at first use
 
   explicit Session(comm::Comm& c);
   ~Session();
@@ -64,9 +64,9 @@ void shutdown();
 
 // The registry the C API compiles and launches with: one an embedding program or a test put in place
 // (use_registry), else the session's, made at first use.
-kernels::Registry& registry();
+programs::Registry& registry();
 // Puts `registry` in place (nullptr: back to the session's). For programs and tests that run kernels
 // on a backend of their own, without iris.init().
-void use_registry(kernels::Registry* registry);
+void use_registry(programs::Registry* registry);
 
 }  // namespace iris::session

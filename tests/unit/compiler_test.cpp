@@ -214,17 +214,17 @@ TEST_CASE("template instances compile on first request; earlier kernels keep wor
 
 TEST_CASE("IRIS_CROSS_COMPILE compiles every kernel for the listed targets and reports their errors",
           "[unit][compiler]") {
-  const auto targets = iris::kernels::parse_cross_targets(" cuda:sm_90 ,hip:gfx90a?,cpu");
+  const auto targets = iris::programs::parse_cross_targets(" cuda:sm_90 ,hip:gfx90a?,cpu");
   REQUIRE(targets.size() == 3);
   CHECK(targets[0].target.compiler == "nvrtc");
   CHECK_FALSE(targets[0].optional);
   CHECK(targets[1].target.arch == "gfx90a");
   CHECK(targets[1].optional);
-  CHECK_THAT(error_of([] { iris::kernels::parse_cross_targets("cuda:gfx90a"); }),
+  CHECK_THAT(error_of([] { iris::programs::parse_cross_targets("cuda:gfx90a"); }),
              Catch::Contains("'cuda:gfx90a' is not a target"));
 
   auto options = CpuDevice::default_options();
-  options.cross_targets = iris::kernels::parse_cross_targets("hip:gfx90a");
+  options.cross_targets = iris::programs::parse_cross_targets("hip:gfx90a");
   bool skipped = false;
   compile_with("hiprtc", "gfx90a", unit_of("__global__ void k() {}"), {"k"}, &skipped);
   if (skipped) return;

@@ -18,13 +18,13 @@ struct SecondRank {
   std::unique_ptr<iris::comm::Comm> comm = iris::comm::Comm::create(nullptr, nullptr);
   iris::runtime::CpuBackend backend{*comm};
   iris::abi::DeviceMailbox mailbox{};
-  std::unique_ptr<iris::kernels::Registry> registry;
+  std::unique_ptr<iris::programs::Registry> registry;
 
-  SecondRank(CpuDevice& rank0, iris::kernels::RegistryOptions options) {
+  SecondRank(CpuDevice& rank0, iris::programs::RegistryOptions options) {
     auto* bases = reinterpret_cast<uint64_t*>(rank0.heaps[1]);  // rank 1's table, in its heap
     bases[0] = reinterpret_cast<uint64_t>(rank0.heaps[0]);
     bases[1] = reinterpret_cast<uint64_t>(rank0.heaps[1]);
-    iris::kernels::DeviceContext device;
+    iris::programs::DeviceContext device;
     device.backend = &backend;
     device.rank = 1;
     device.world_size = 2;
@@ -32,7 +32,7 @@ struct SecondRank {
     device.heap_base = rank0.heaps[1];
     device.mailbox = {&mailbox, &mailbox, sizeof(mailbox)};
     backend.watch_mailbox(device.mailbox);
-    registry = std::make_unique<iris::kernels::Registry>(device, options);
+    registry = std::make_unique<iris::programs::Registry>(device, options);
   }
 };
 

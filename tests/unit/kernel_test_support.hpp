@@ -38,16 +38,16 @@ struct CpuDevice {
   abi::DeviceMailbox mailbox{};
   std::vector<char*> heaps;
   uint64_t* heap_bases = nullptr;  // in the current rank's heap, at offset 0, as the heap layout has it
-  std::unique_ptr<kernels::Registry> registry;
+  std::unique_ptr<programs::Registry> registry;
 
-  explicit CpuDevice(int world_size = 2, int rank = 0, kernels::RegistryOptions options = default_options()) {
+  explicit CpuDevice(int world_size = 2, int rank = 0, programs::RegistryOptions options = default_options()) {
     for (int r = 0; r < world_size; ++r) {
       heaps.push_back(static_cast<char*>(std::aligned_alloc(4096, kHeapBytes)));
       std::memset(heaps.back(), 0, kHeapBytes);
     }
     heap_bases = reinterpret_cast<uint64_t*>(heaps[rank]);
     for (int r = 0; r < world_size; ++r) heap_bases[r] = reinterpret_cast<uint64_t>(heaps[r]);
-    kernels::DeviceContext device;
+    programs::DeviceContext device;
     device.backend = &backend;
     device.rank = rank;
     device.world_size = world_size;
@@ -55,15 +55,15 @@ struct CpuDevice {
     device.heap_base = heaps[rank];
     device.mailbox = {&mailbox, &mailbox, sizeof(mailbox)};
     backend.watch_mailbox(device.mailbox);
-    registry = std::make_unique<kernels::Registry>(device, options);
+    registry = std::make_unique<programs::Registry>(device, options);
   }
   ~CpuDevice() {
     registry.reset();
     for (char* h : heaps) std::free(h);
   }
 
-  static kernels::RegistryOptions default_options() {
-    kernels::RegistryOptions o;
+  static programs::RegistryOptions default_options() {
+    programs::RegistryOptions o;
     o.cache_dir = test_cache_dir();
     o.wait_timeout_ns = 2'000'000'000;
     return o;
@@ -75,13 +75,13 @@ struct CpuDevice {
     return reinterpret_cast<T*>(heaps[r] + offset);
   }
 
-  kernels::Program& compile(const std::string& source, const std::string& origin = "test.lua:1") {
-    return registry->compile(kernels::ProgramSource{source, origin, "the snippet at " + origin, "snippet", {}, {}});
+  programs::Program& compile(const std::string& source, const std::string& origin = "test.lua:1") {
+    return registry->compile(programs::ProgramSource{source, origin, "the snippet at " + origin, "snippet", {}, {}});
   }
 
   // Launches with the arguments' values; waits (the cpu backend ran it already) and reports faults.
   template <class... Args>
-  void launch(kernels::Kernel& kernel, runtime::Dim3 grid, runtime::Dim3 block, size_t shared, Args... args) {
+  void launch(programs::Kernel& kernel, runtime::Dim3 grid, runtime::Dim3 block, size_t shared, Args... args) {
     std::tuple<Args...> values(args...);
     void* pointers[sizeof...(Args) + 1];
     fill(values, pointers, std::index_sequence_for<Args...>{});

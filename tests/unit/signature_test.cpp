@@ -4,7 +4,7 @@
 #include "core/error.hpp"
 #include "programs/signature.hpp"
 
-using namespace iris::kernels;
+using namespace iris::programs;
 
 namespace {
 

@@ -62,9 +62,9 @@ void CpuBackend::fill(void* device, const void* pattern, size_t pattern_bytes, s
   if (count == 0) return;
   // The GPU backends' doubling (pattern_fill.hpp, plain host code): a seed, then copies of what is
   // already written; about ten times faster than one memcpy per element.
-  const std::vector<uint8_t> seed = gpu::fill_seed(pattern, pattern_bytes, count);
+  const std::vector<uint8_t> seed = fill_seed(pattern, pattern_bytes, count);
   std::memcpy(out, seed.data(), seed.size());
-  for (const gpu::CopyStep& step : gpu::doubling_copies(seed.size(), count * pattern_bytes)) {
+  for (const CopyStep& step : doubling_copies(seed.size(), count * pattern_bytes)) {
     std::memcpy(out + step.dst_offset, out + step.src_offset, step.bytes);
   }
 }

@@ -123,7 +123,7 @@ void CpuExecution::launch(Module&, void* function, const LaunchConfig& config, v
   const cpu::LaunchFault fault = executor().run(reinterpret_cast<cpu::KernelEntry>(function), args, config);
   if (!fault) return;
   // A wait that gave up left its report in the mailbox: the same words every backend uses.
-  const std::string report = gpu::describe_mailbox(mailbox);
+  const std::string report = describe_mailbox(mailbox);
   const std::string what = report.empty() ? fault.what : report;
   fault_ = format("device fault in kernel %s on rank %d: %s%s", kernel_label.c_str(), comm.rank(), what.c_str(),
                   fault.where.c_str());

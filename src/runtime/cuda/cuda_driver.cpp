@@ -8,7 +8,7 @@ namespace iris::runtime::cuda {
 std::string version_text(int version) { return format("%d.%d", version / 1000, version % 1000 / 10); }
 
 Driver load_driver(const char* library) {
-  gpu::DynamicLibrary lib = gpu::DynamicLibrary::open(
+  DynamicLibrary lib = DynamicLibrary::open(
       {library}, "the NVIDIA driver library",
       "is an NVIDIA driver installed? Without one, run on another backend (IRIS_BACKEND=cpu)");
   Driver driver;
@@ -31,7 +31,7 @@ Driver load_driver(const char* library) {
 }
 
 const Driver& driver() {
-  static gpu::LoadedOnce<Driver> process_driver;
+  static LoadedOnce<Driver> process_driver;
   return process_driver.get([] {
     Driver loaded = load_driver("libcuda.so.1");
     CUresult result = loaded.cuInit(0);

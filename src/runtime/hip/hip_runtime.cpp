@@ -8,7 +8,7 @@ namespace iris::runtime::hip {
 std::string version_text(int version) { return format("%d.%d", version / 10000000, version / 100000 % 100); }
 
 Runtime load_runtime(const std::vector<std::string>& libraries) {
-  gpu::DynamicLibrary lib = gpu::DynamicLibrary::open(
+  DynamicLibrary lib = DynamicLibrary::open(
       libraries, "the HIP runtime",
       "is ROCm's HIP installed (Debian: libamdhip64-5; ROCm: /opt/rocm/lib on the library path)? Without it, run on "
       "another backend (IRIS_BACKEND=cpu)");
@@ -41,7 +41,7 @@ Runtime load_runtime(const std::vector<std::string>& libraries) {
 }
 
 const Runtime& runtime() {
-  static gpu::LoadedOnce<Runtime> process_runtime;
+  static LoadedOnce<Runtime> process_runtime;
   return process_runtime.get(
       [] { return load_runtime({format("libamdhip64.so.%d", HIP_VERSION_MAJOR), "libamdhip64.so"}); });
 }

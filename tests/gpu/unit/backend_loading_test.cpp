@@ -45,7 +45,7 @@ bool loadable(const char* library) {
 
 TEST_CASE("a library that cannot be opened is an environment error naming each try and what to do", "[unit][gpu]") {
   try {
-    gpu::DynamicLibrary::open({"libiris-absent-1.so", "libiris-absent-2.so"}, "the test library", "install it");
+    DynamicLibrary::open({"libiris-absent-1.so", "libiris-absent-2.so"}, "the test library", "install it");
     FAIL("opened a library that does not exist");
   } catch (const Error& e) {
     CHECK(e.code() == Errc::environment);
@@ -53,7 +53,7 @@ TEST_CASE("a library that cannot be opened is an environment error naming each t
     CHECK_THAT(e.what(), Contains("), libiris-absent-2.so ("));
     CHECK_THAT(e.what(), Contains("; install it"));
   }
-  gpu::DynamicLibrary libc = gpu::DynamicLibrary::open({"libiris-absent.so", "libc.so.6"}, "libc", "");
+  DynamicLibrary libc = DynamicLibrary::open({"libiris-absent.so", "libc.so.6"}, "libc", "");
   CHECK(libc.name() == "libc.so.6");
   CHECK(libc.symbol("strlen") != nullptr);
   CHECK(libc.symbol("iris_no_such_symbol") == nullptr);

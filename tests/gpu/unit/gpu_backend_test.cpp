@@ -441,8 +441,8 @@ TEST_CASE("copies and fills are enqueued, checked and waited for; a fill without
   driver.calls.clear();
   const size_t count = 20000;  // 160000 bytes: a 64 KiB seed, then copies of what is written
   backend.fill(device, &word, sizeof word, count);
-  const size_t seed = gpu::fill_seed(&word, sizeof word, count).size();
-  const size_t copies = gpu::doubling_copies(seed, count * sizeof word).size();
+  const size_t seed = fill_seed(&word, sizeof word, count).size();
+  const size_t copies = doubling_copies(seed, count * sizeof word).size();
   CHECK(copies == 2);
   CHECK(driver.calls ==
         joined({{"cuMemcpyHtoDAsync"}, repeated("cuMemcpyDtoDAsync", copies), {"cuStreamQuery"}}));

@@ -107,7 +107,7 @@ TEST_CASE("a launch beyond a limit is refused with a message naming the limit", 
 }
 
 TEST_CASE("the kernels in flight are named with their counts, and stay bounded", "[unit][gpu]") {
-  gpu::KernelsInFlight in_flight;
+  KernelsInFlight in_flight;
   CHECK(in_flight.describe() == "none");
   in_flight.launched("put (a.lua:1)");
   in_flight.launched("put (a.lua:1)");
@@ -124,7 +124,7 @@ TEST_CASE("the kernels in flight are named with their counts, and stay bounded",
 
 TEST_CASE("a mailbox report names the wait, rank, address, last value and expected value", "[unit][gpu]") {
   abi::DeviceMailbox mailbox{};
-  CHECK(gpu::describe_mailbox(mailbox).empty());
+  CHECK(describe_mailbox(mailbox).empty());
   mailbox.failed = 1;
   mailbox.rank = 3;
   mailbox.address = 0x7f3a00001000ull;
@@ -133,13 +133,13 @@ TEST_CASE("a mailbox report names the wait, rank, address, last value and expect
   mailbox.comparison = 2;
   mailbox.waited_seconds = 10.0;
   std::strcpy(mailbox.what, "wait_until");
-  CHECK(gpu::describe_mailbox(mailbox) ==
+  CHECK(describe_mailbox(mailbox) ==
         "wait_until on rank 3 gave up after 10.0 s: address 0x7f3a00001000 held -1, expected 42 (comparison 2)");
 }
 
 TEST_CASE("a device fault names the GPU, the driver's error, the kernels in flight and the mailbox, and sticks",
           "[unit][gpu]") {
-  gpu::FaultState faults;
+  FaultState faults;
   faults.launched("put_ones (pattern.lua:12)");
   abi::DeviceMailbox mailbox{};
   mailbox.failed = 1;
@@ -174,20 +174,20 @@ TEST_CASE("fills use the driver's memset of the pattern's width when the address
   const uint8_t eight[8] = {1, 2, 3, 4, 5, 6, 7, 8};
   const uint8_t zeros[8] = {};
 
-  auto plan = gpu::plan_fill(0x1000, one, 1, 10);
-  CHECK((plan.method == gpu::FillMethod::memset8 && plan.value == 0xab && plan.elements == 10));
-  plan = gpu::plan_fill(0x1000, two, 2, 10);
-  CHECK((plan.method == gpu::FillMethod::memset16 && plan.value == 0x0201 && plan.elements == 10));
-  plan = gpu::plan_fill(0x1000, four, 4, 10);
-  CHECK((plan.method == gpu::FillMethod::memset32 && plan.value == 0x04030201u && plan.elements == 10));
-  plan = gpu::plan_fill(0x1000, eight_halves_equal, 8, 10);
-  CHECK((plan.method == gpu::FillMethod::memset32 && plan.value == 0x04030201u && plan.elements == 20));
-  plan = gpu::plan_fill(0x1000, zeros, 8, 10);
-  CHECK((plan.method == gpu::FillMethod::memset8 && plan.value == 0 && plan.elements == 80));
-  CHECK(gpu::plan_fill(0x1000, eight, 8, 10).method == gpu::FillMethod::doubling);
-  CHECK(gpu::plan_fill(0x1001, two, 2, 10).method == gpu::FillMethod::doubling);
-  CHECK(gpu::plan_fill(0x1002, four, 4, 10).method == gpu::FillMethod::doubling);
-  CHECK(error_message(Errc::invalid_argument, [&] { gpu::plan_fill(0x1000, eight, 3, 10); }) ==
+  auto plan = plan_fill(0x1000, one, 1, 10);
+  CHECK((plan.method == FillMethod::memset8 && plan.value == 0xab && plan.elements == 10));
+  plan = plan_fill(0x1000, two, 2, 10);
+  CHECK((plan.method == FillMethod::memset16 && plan.value == 0x0201 && plan.elements == 10));
+  plan = plan_fill(0x1000, four, 4, 10);
+  CHECK((plan.method == FillMethod::memset32 && plan.value == 0x04030201u && plan.elements == 10));
+  plan = plan_fill(0x1000, eight_halves_equal, 8, 10);
+  CHECK((plan.method == FillMethod::memset32 && plan.value == 0x04030201u && plan.elements == 20));
+  plan = plan_fill(0x1000, zeros, 8, 10);
+  CHECK((plan.method == FillMethod::memset8 && plan.value == 0 && plan.elements == 80));
+  CHECK(plan_fill(0x1000, eight, 8, 10).method == FillMethod::doubling);
+  CHECK(plan_fill(0x1001, two, 2, 10).method == FillMethod::doubling);
+  CHECK(plan_fill(0x1002, four, 4, 10).method == FillMethod::doubling);
+  CHECK(error_message(Errc::invalid_argument, [&] { plan_fill(0x1000, eight, 3, 10); }) ==
         "fill pattern of 3 bytes: patterns are 1, 2, 4 or 8 bytes wide");
 }
 
@@ -198,11 +198,11 @@ TEST_CASE("a doubling fill writes every byte of the pattern, for any count", "[u
     // Emulates the device: a guard byte on each side, the seed copied in, then the copies.
     std::vector<uint8_t> memory(count * 8 + 2, 0xee);
     uint8_t* range = memory.data() + 1;
-    const std::vector<uint8_t> seed = gpu::fill_seed(pattern, 8, count);
+    const std::vector<uint8_t> seed = fill_seed(pattern, 8, count);
     REQUIRE(seed.size() % 8 == 0);
     REQUIRE(seed.size() <= 64 * 1024);
     std::memcpy(range, seed.data(), seed.size());
-    const auto steps = gpu::doubling_copies(seed.size(), count * 8);
+    const auto steps = doubling_copies(seed.size(), count * 8);
     for (const auto& step : steps) {
       REQUIRE(step.dst_offset >= step.src_offset + step.bytes);  // never overlapping
       std::memcpy(range + step.dst_offset, range + step.src_offset, step.bytes);
