@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "runtime/cpu/cpu_warps.hpp"
 
 namespace iris::runtime::cpu {
 namespace {
@@ -93,6 +94,9 @@ struct Worker {
   std::vector<Fiber*> free_fibers;
   void* dynamic_shared = nullptr;
   std::vector<abi::CpuThreadState> states = std::vector<abi::CpuThreadState>(kMaxBlockThreads);
+  BlockWarps warps{kMaxBlockThreads};
+  std::vector<void*> resumed;  // fibers a warp collective completed, on their way to `ready`
+  std::string warp_error;      // a misused collective, kept here: the trap's jump skips destructors
   BlockRun* run = nullptr;
   sigjmp_buf recovery;
   volatile sig_atomic_t in_kernel = 0;
@@ -143,6 +147,8 @@ struct Worker {
     free_fibers.clear();
     for (auto& f : fibers) free_fibers.push_back(f.get());
   }
+  // Makes the fibers a warp collective completed runnable; a misuse of the collective is a trap.
+  void resume_warp_lanes();
 };
 
 thread_local Worker* t_worker = nullptr;
@@ -231,9 +237,18 @@ void switch_to_scheduler(Switch why) {
   t_worker->run->scheduler = back.fctx;  // resumed: remember where to return next time
 }
 
+[[noreturn]] void runtime_trap(const char* reason);
+
+void Worker::resume_warp_lanes() {
+  if (!warp_error.empty()) runtime_trap(warp_error.c_str());
+  for (void* f : resumed) run->ready.push_back(static_cast<Fiber*>(f));
+  resumed.clear();
+}
+
 // A fiber runs threads that have not started yet, one after another, until none is left.
 void fiber_main(bc::transfer_t from) {
-  BlockRun* run = t_worker->run;
+  Worker& w = *t_worker;
+  BlockRun* run = w.run;
   run->scheduler = from.fctx;
   Fiber* self = run->current;
   while (run->next_unstarted < run->total) {
@@ -241,6 +256,11 @@ void fiber_main(bc::transfer_t from) {
     run->launch->entry(run->launch->args, &run->states[self->thread]);
     --run->live;
     run->spins = 0;
+    w.warps.exited(self->thread);
+    if (w.warps.any_waiting()) {  // its warp's collectives may have waited only for it
+      w.warps.settle_after_exit(self->thread, w.resumed, &w.warp_error);
+      w.resume_warp_lanes();
+    }
   }
   switch_to_scheduler(Switch::finished);
   __builtin_unreachable();  // a finished fiber is never resumed; its stack gets a fresh context
@@ -271,6 +291,9 @@ void run_block(Worker& w, Launch& launch, uint64_t index) {
     s.dynamic_shared = w.dynamic_shared;
   }
   w.run = &run;
+  w.warps.reset(run.total);
+  w.warp_error.clear();
+  w.resumed.clear();
   for (;;) {
     if (run.next_unstarted < run.total) {
       Fiber* f = w.acquire_fiber();
@@ -280,6 +303,18 @@ void run_block(Worker& w, Launch& launch, uint64_t index) {
       Fiber* f = run.ready.front();
       run.ready.pop_front();
       resume(w, run, f);
+    } else if (w.warps.any_waiting()) {
+      // Every thread left waits somewhere: HIP's mask-less collectives go on with the lanes they have;
+      // anything else can never complete.
+      if (w.warps.settle_stalled(w.resumed)) {
+        w.resume_warp_lanes();
+        continue;
+      }
+      unsigned thread = 0;
+      void* waiter = nullptr;
+      w.warp_error = w.warps.describe_deadlock(&thread, &waiter);
+      if (waiter != nullptr) run.current = static_cast<Fiber*>(waiter);  // the fault names that thread
+      runtime_trap(w.warp_error.c_str());
     } else if (!run.at_barrier.empty()) {
       // Everyone still running has arrived (threads that returned do not count, as on GPUs): go on, in order.
       run.ready.assign(run.at_barrier.begin(), run.at_barrier.end());
@@ -359,8 +394,18 @@ void runtime_yield() {
   switch_to_scheduler(Switch::yielded);
 }
 
+uint64_t runtime_warp(const abi::CpuWarpOp* op) {
+  Worker& w = *t_worker;
+  BlockRun* run = w.run;
+  const unsigned thread = run->current->thread;
+  const bool done = w.warps.arrive(thread, *op, run->current, w.resumed, &w.warp_error);
+  w.resume_warp_lanes();
+  if (!done) switch_to_scheduler(Switch::parked);
+  return w.warps.result(thread);
+}
+
 const abi::CpuRuntime kRuntime = {IRIS_DEVICE_ABI_VERSION, runtime_current, runtime_syncthreads, runtime_yield,
-                                  runtime_trap};
+                                  runtime_trap, runtime_warp};
 
 }  // namespace
 

@@ -8,6 +8,8 @@
 //     thread starts on a new one. A kernel without barriers thus runs its threads straight through.
 //   - __syncthreads() parks the fiber until every thread of the block that has not returned arrives
 //     (threads that returned early do not hold the others up, as on NVIDIA and AMD GPUs).
+//   - A warp collective (shuffle, vote, __syncwarp) parks the fiber until the lanes its mask names
+//     arrive or return; cpu_warps.hpp computes the results as an NVIDIA GPU would.
 //   - A fault inside a kernel (SIGSEGV, SIGBUS, SIGFPE, SIGILL, a trap, a timed-out wait) ends the launch
 //     and is returned, never a crash: the worker jumps back to where it took the block.
 #pragma once
