@@ -34,6 +34,11 @@
 // orders them before the release; PTX and the HSA model make this cumulative), which is how a block
 // hands a *_block copy to another rank: copy, __syncthreads(), one thread signals.
 //
+// The cpu backend's host keeps stores in order, which hides a missing release; with
+// IRIS_CPU_MEMORY_MODEL=weak it holds this API's stores to other ranks' heaps in per-thread store
+// buffers until a release, a barrier, a random moment or (late) the kernel's end, so such a bug fails
+// there too (docs/backends.md says what is modelled and what is not).
+//
 // ---- Types ----------------------------------------------------------------------------------------
 // iris::half and iris::bfloat16 name the 16-bit float types on every platform (CUDA __half and
 // __nv_bfloat16; HIP __half and, where HIP has none (HIP < 6), iris's own bfloat16; cpu: iris's own

@@ -96,6 +96,12 @@ struct CpuRuntime {
   void (*yield)(void);                     /* a spinning device thread lets the others of its block run */
   void (*trap)(const char* reason);        /* ends the launch with a device fault; does not return */
   uint64_t (*warp)(const struct CpuWarpOp* op); /* a warp collective; returns the lane's result */
+  /* The weak memory model (modules built with IRIS_CPU_WEAK_MEMORY; docs/backends.md). Per device
+   * thread: its stores waiting in its store buffer, invisible to other threads. */
+  void (*weak_copy)(void* dst, const void* src, uint64_t bytes, uint32_t buffered); /* reads src as this
+      thread sees it (its buffered stores included); into the store buffer when `buffered`, else at once */
+  void (*weak_commit)(const void* p, uint64_t bytes); /* makes this thread's stores to [p, p+bytes) visible */
+  void (*weak_release)(void);                         /* makes all of this thread's stores visible */
 };
 
 #ifdef __cplusplus

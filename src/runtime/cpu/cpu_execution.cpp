@@ -8,7 +8,9 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
+#include <random>
 #include <thread>
 
 #include "comm/comm.hpp"
@@ -104,8 +106,24 @@ int cpu_threads_per_rank(const comm::Comm& comm) {
 CpuExecution::CpuExecution(const comm::Comm& c) : comm(c) {}
 CpuExecution::~CpuExecution() = default;
 
+uint64_t cpu_memory_seed(const comm::Comm& comm) {
+  uint64_t seed = 0;
+  if (auto text = env::get(env::Var::cpu_memory_seed)) {
+    char* end = nullptr;
+    errno = 0;
+    seed = std::strtoull(text->c_str(), &end, 10);
+    if (end == text->c_str() || *end != '\0' || errno != 0 || (*text)[0] == '-') {
+      throw Error(Errc::environment, "IRIS_CPU_MEMORY_SEED must be a whole number from 0 to 2^64-1, got '" + *text + "'");
+    }
+  } else {
+    seed = std::random_device{}();
+    seed = (seed << 32) ^ std::random_device{}();
+  }
+  return seed ^ (0xbf58476d1ce4e5b9ull * static_cast<uint64_t>(comm.rank() + 1));
+}
+
 cpu::Executor& CpuExecution::executor() {
-  if (!executor_) executor_ = std::make_unique<cpu::Executor>(cpu_threads_per_rank(comm));
+  if (!executor_) executor_ = std::make_unique<cpu::Executor>(cpu_threads_per_rank(comm), cpu_memory_seed(comm));
   return *executor_;
 }
 

@@ -10,11 +10,15 @@
 //     (threads that returned early do not hold the others up, as on NVIDIA and AMD GPUs).
 //   - A warp collective (shuffle, vote, __syncwarp) parks the fiber until the lanes its mask names
 //     arrive or return; cpu_warps.hpp computes the results as an NVIDIA GPU would.
+//   - Kernels built for the weak memory model (IRIS_CPU_MEMORY_MODEL=weak) hold back their stores to
+//     other ranks' heaps in a store buffer per device thread (cpu_store_buffer.hpp), published at
+//     releases, barriers, random moments and, a little late, after the launch's last block.
 //   - A fault inside a kernel (SIGSEGV, SIGBUS, SIGFPE, SIGILL, a trap, a timed-out wait) ends the launch
 //     and is returned, never a crash: the worker jumps back to where it took the block.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -39,8 +43,9 @@ struct LaunchFault {
 
 class Executor {
  public:
-  // `threads`: how many OS threads run blocks (the launching thread is one of them).
-  explicit Executor(int threads);
+  // `threads`: how many OS threads run blocks (the launching thread is one of them). `memory_seed`
+  // seeds the weak memory model's random choices.
+  Executor(int threads, uint64_t memory_seed);
   ~Executor();
   Executor(const Executor&) = delete;
   Executor& operator=(const Executor&) = delete;
