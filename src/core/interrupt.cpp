@@ -12,6 +12,7 @@ static_assert(std::atomic<bool>::is_always_lock_free, "the signal handler needs 
 
 void request() { g_requested.store(true, std::memory_order_relaxed); }
 void clear() { g_requested.store(false, std::memory_order_relaxed); }
+bool pending() { return g_requested.load(std::memory_order_relaxed); }
 
 void check(const char* where) {
   if (g_requested.exchange(false)) throw Error(Errc::interrupted, format("interrupted in %s", where));

@@ -16,6 +16,7 @@
 #include "comm/comm.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "iris/impl/abi.h"
 #include "runtime/cpu/cpu_executor.hpp"
 #include "runtime/gpu/fault_report.hpp"
@@ -140,11 +141,19 @@ void CpuExecution::launch(Module&, void* function, const LaunchConfig& config, v
   synchronize();  // a faulted device runs nothing more
   const cpu::LaunchFault fault = executor().run(reinterpret_cast<cpu::KernelEntry>(function), args, config);
   if (!fault) return;
+  if (fault.interrupted) stopped_by_interrupt(kernel_label);
   // A wait that gave up left its report in the mailbox: the same words every backend uses.
   const std::string report = gpu::describe_mailbox(mailbox);
   const std::string what = report.empty() ? fault.what : report;
   fault_ = format("device fault in kernel %s on rank %d: %s%s", kernel_label.c_str(), comm.rank(), what.c_str(),
                   fault.where.c_str());
+}
+
+// Not a fault: the device stays usable. Lua raises "interrupted!" at the script's line (the host's
+// hook); this error carries it where no hook runs.
+void CpuExecution::stopped_by_interrupt(const std::string& what) {
+  interrupt::clear();
+  throw Error(Errc::interrupted, format("interrupted in kernel %s on rank %d", what.c_str(), comm.rank()));
 }
 
 std::unique_ptr<Event> CpuExecution::create_event() { return std::make_unique<CpuEvent>(); }
@@ -154,7 +163,9 @@ double CpuExecution::time_raw_launches(Module&, void* function, const LaunchConf
   cpu::Executor& e = executor();
   const auto entry = reinterpret_cast<cpu::KernelEntry>(function);
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < iterations; ++i) e.run(entry, args, config);
+  for (int i = 0; i < iterations; ++i) {
+    if (e.run(entry, args, config).interrupted) stopped_by_interrupt("the raw-launch loop");
+  }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -36,6 +36,7 @@ struct CpuExecution {
 
  private:
   cpu::Executor& executor();  // started at the first launch: a job without kernels starts no threads
+  [[noreturn]] void stopped_by_interrupt(const std::string& what);
   std::unique_ptr<cpu::Executor> executor_;
   std::string fault_;  // the pending device fault, "" when none
 };

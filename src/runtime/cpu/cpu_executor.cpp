@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "runtime/cpu/cpu_store_buffer.hpp"
 #include "runtime/cpu/cpu_warps.hpp"
 
@@ -75,11 +76,12 @@ struct Launch {
   std::mutex fault_mutex;
   LaunchFault fault;  // the first fault of the launch
 
-  void record_fault(const std::string& what, const std::string& where) {
+  void record_fault(const std::string& what, const std::string& where, bool interrupted = false) {
     std::lock_guard<std::mutex> lock(fault_mutex);
-    if (!fault) fault = {what, where};
+    if (!fault) fault = {what, where, interrupted};
     aborted.store(true);
   }
+  void record_interrupt() { record_fault("interrupted", "", true); }
 };
 
 // One block in flight on an OS thread.
@@ -122,6 +124,7 @@ struct Worker {
   bool fault_in_stack_guard = false;
   abi::CpuDim3 fault_block{}, fault_thread{};
   std::string trap_reason;
+  bool interrupted = false;  // the jump back was for Ctrl-C, not a fault
   void* signal_stack = nullptr;
 
   Worker() {
@@ -359,7 +362,12 @@ void participate(Launch& launch) {
     const std::string where = fw.fault_located
                                   ? " in block " + dim_text(fw.fault_block) + " thread " + dim_text(fw.fault_thread)
                                   : "";
-    launch.record_fault(fw.fault_signal != 0 ? describe_signal(fw) : fw.trap_reason, where);
+    if (fw.interrupted) {
+      launch.record_interrupt();
+    } else {
+      launch.record_fault(fw.fault_signal != 0 ? describe_signal(fw) : fw.trap_reason, where);
+    }
+    fw.interrupted = false;
     fw.fault_signal = 0;
     fw.fault_in_stack_guard = false;
     fw.reclaim_all_fibers();
@@ -368,6 +376,10 @@ void participate(Launch& launch) {
   }
   w.in_kernel = 1;
   while (!launch.aborted.load(std::memory_order_relaxed)) {
+    if (interrupt::pending()) {  // Ctrl-C: no more blocks (the launching thread reports it)
+      launch.record_interrupt();
+      break;
+    }
     const uint64_t index = launch.next_block.fetch_add(1);
     if (index >= launch.blocks) break;
     run_block(w, launch, index);
@@ -451,7 +463,17 @@ abi::CpuThreadState* runtime_current() {
   return &run->states[run->current->thread];
 }
 
+// Where a device thread waits (spins, barriers, warp collectives), a Ctrl-C ends the launch: the
+// block's fibers are abandoned as after a fault, and the launch reports the interrupt instead.
+void stop_if_interrupted() {
+  if (!interrupt::pending()) return;
+  Worker* w = t_worker;
+  w->interrupted = true;
+  siglongjmp(w->recovery, 3);
+}
+
 void runtime_syncthreads() {
+  stop_if_interrupted();
   publish_at_barrier(*t_worker, true);
   BlockRun* run = t_worker->run;
   run->at_barrier.push_back(run->current);
@@ -467,6 +489,7 @@ void runtime_syncthreads() {
 }
 
 void runtime_yield() {
+  stop_if_interrupted();
   BlockRun* run = t_worker->run;
   if (run->launch->aborted.load(std::memory_order_relaxed)) {
     runtime_trap("stopped: another block of this launch faulted");
@@ -488,6 +511,7 @@ void runtime_yield() {
 }
 
 uint64_t runtime_warp(const abi::CpuWarpOp* op) {
+  stop_if_interrupted();
   Worker& w = *t_worker;
   publish_at_barrier(w, false);
   BlockRun* run = w.run;

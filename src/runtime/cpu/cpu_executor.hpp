@@ -13,6 +13,8 @@
 //   - Kernels built for the weak memory model (IRIS_CPU_MEMORY_MODEL=weak) hold back their stores to
 //     other ranks' heaps in a store buffer per device thread (cpu_store_buffer.hpp), published at
 //     releases, barriers, random moments and, a little late, after the launch's last block.
+//   - Ctrl-C (interrupt::request) stops a launch where its threads wait (spins, barriers, warp
+//     collectives) and between blocks; a thread computing without waiting cannot be stopped.
 //   - A fault inside a kernel (SIGSEGV, SIGBUS, SIGFPE, SIGILL, a trap, a timed-out wait) ends the launch
 //     and is returned, never a crash: the worker jumps back to where it took the block.
 #pragma once
@@ -35,9 +37,11 @@ constexpr size_t kMaxDynamicSharedBytes = 1 << 20;
 
 // The first fault of a launch: what happened ("illegal address 0x10 (SIGSEGV)", or a trap's reason)
 // and where (" in block (1,0,0) thread (5,0,0)"); `what` is empty when the launch did not fault.
+// `interrupted`: no fault, Ctrl-C stopped the launch (interrupt::pending(); the flag stays set).
 struct LaunchFault {
   std::string what;
   std::string where;
+  bool interrupted = false;
   explicit operator bool() const { return !what.empty(); }
 };
 
