@@ -29,6 +29,13 @@ struct ScopedEnv {
   ~ScopedEnv() { unsetenv(name.c_str()); }
 };
 
+// A cpu device whose kernels are built for the weak memory model, playing rank 0 of two.
+struct WeakDevice {
+  ScopedEnv model{"IRIS_CPU_MEMORY_MODEL", "weak"};
+  CpuDevice device;
+  iris::abi::ContextData context{device.heap_bases, 0, 2};
+};
+
 const char* kMessages = R"(
 __device__ int value(int i) { return 1000 + i; }
 
@@ -109,10 +116,9 @@ TEST_CASE("a store buffer forwards, coalesces and keeps each address's stores in
 }
 
 TEST_CASE("in the weak model a flag raised without release overtakes the data; a release never", "[unit][cpu][weak]") {
-  ScopedEnv model("IRIS_CPU_MEMORY_MODEL", "weak");
-  CpuDevice device;
+  WeakDevice weak;
+  CpuDevice& device = weak.device;
   auto& k = device.compile(kMessages).kernel("message");
-  iris::abi::ContextData context{device.heap_bases, 0, 2};
   int* inbox = device.at<int>(0);
   int* flag = device.at<int>(0, 128 * 1024);
   int* stale = device.at<int>(0, 192 * 1024);
@@ -122,7 +128,7 @@ TEST_CASE("in the weak model a flag raised without release overtakes the data; a
     *remote_flag = 0;
     std::memset(remote_inbox, 0, 64 * sizeof(int));
     *stale = -1;
-    device.launch(k, Dim3{1, 1, 1}, Dim3{2, 1, 1}, 0, inbox, flag, stale, 64, release, context);
+    device.launch(k, Dim3{1, 1, 1}, Dim3{2, 1, 1}, 0, inbox, flag, stale, 64, release, weak.context);
     INFO("release " << release);
     if (release) {
       CHECK(*stale == 0);
@@ -135,13 +141,11 @@ TEST_CASE("in the weak model a flag raised without release overtakes the data; a
 }
 
 TEST_CASE("in the weak model a thread sees its own stores in program order", "[unit][cpu][weak]") {
-  ScopedEnv model("IRIS_CPU_MEMORY_MODEL", "weak");
-  CpuDevice device;
-  auto& k = device.compile(kMessages).kernel("own_view");
-  iris::abi::ContextData context{device.heap_bases, 0, 2};
+  WeakDevice weak;
+  CpuDevice& device = weak.device;
   int* slot = device.at<int>(0);
   int* out = device.at<int>(0, 128 * 1024);
-  device.launch(k, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, slot, out, context);
+  device.launch(device.compile(kMessages).kernel("own_view"), Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, slot, out, weak.context);
   CHECK(out[0] == 5);
   CHECK(out[1] == 5);
   CHECK(out[2] == 6);
@@ -151,11 +155,10 @@ TEST_CASE("in the weak model a thread sees its own stores in program order", "[u
 }
 
 TEST_CASE("the weak model compiles every call of the device header", "[unit][cpu][weak]") {
-  ScopedEnv model("IRIS_CPU_MEMORY_MODEL", "weak");
-  CpuDevice device;
+  WeakDevice weak;
   const std::string source =
       iris::compiler::read_text_file(iris::test::test_kernel_dir() + "/header_coverage.hip");
-  CHECK(error_of([&] { device.compile(source).kernel("header_coverage"); }) == "");
+  CHECK(error_of([&] { weak.device.compile(source).kernel("header_coverage"); }) == "");
 }
 
 TEST_CASE("an unknown IRIS_CPU_MEMORY_MODEL is an environment error naming the choices", "[unit][cpu][weak]") {
