@@ -34,6 +34,11 @@
 // orders them before the release; PTX and the HSA model make this cumulative), which is how a block
 // hands a *_block copy to another rank: copy, __syncthreads(), one thread signals.
 //
+// The cpu backend's host keeps stores in order, which hides a missing release; with
+// IRIS_CPU_MEMORY_MODEL=weak it holds this API's stores to other ranks' heaps in per-thread store
+// buffers until a release, a barrier, a random moment or (late) the kernel's end, so such a bug fails
+// there too (docs/backends.md says what is modelled and what is not).
+//
 // ---- Types ----------------------------------------------------------------------------------------
 // iris::half and iris::bfloat16 name the 16-bit float types on every platform (CUDA __half and
 // __nv_bfloat16; HIP __half and, where HIP has none (HIP < 6), iris's own bfloat16; cpu: iris's own
@@ -43,8 +48,15 @@
 // Snippets are HIP C++. threadIdx/blockIdx/blockDim/gridDim, __syncthreads(), __shared__ and
 // extern __shared__ (dynamic shared memory), atomicAdd-style builtins and the HIP spellings
 // hipThreadIdx_x, hipBlockIdx_x, hipBlockDim_x, hipGridDim_x (and _y, _z), HIP_DYNAMIC_SHARED work on
-// every platform. The cpu backend cannot run warp-level operations (shuffles, votes, __syncwarp):
-// using one is a compile error naming it.
+// every platform. So do warp-level operations in both spellings: CUDA's __shfl_sync, __shfl_up_sync,
+// __shfl_down_sync, __shfl_xor_sync, __ballot_sync, __any_sync, __all_sync, __activemask, __syncwarp
+// (HIP gets them from impl/warp_gpu.hpp) and HIP's __shfl, __shfl_up, __shfl_down, __shfl_xor,
+// __ballot (64 bits wide), __any, __all, __lane_id (CUDA gets them there too). warpSize is 32 on
+// NVIDIA and on the cpu backend, which emulates NVIDIA's warps whatever the spelling (the same snippet
+// on an AMD GPU has 64-lane warps). On the cpu backend a collective parks its thread until the lanes
+// its mask names arrive or exit; misuse (a lane outside its own mask, lanes disagreeing, a collective
+// that can never complete) is a device fault naming it, and __match_*, __reduce_*_sync and
+// __syncthreads_count/and/or are compile errors.
 #ifndef IRIS_IRIS_HPP
 #define IRIS_IRIS_HPP
 

@@ -3,6 +3,9 @@
 #include <cctype>
 #include <regex>
 
+#include "core/env.hpp"
+#include "core/error.hpp"
+
 namespace iris::compiler {
 
 std::string rewrite_dynamic_shared(const std::string& source) {
@@ -21,6 +24,13 @@ std::string rewrite_dynamic_shared(const std::string& source) {
   }
   out.append(begin, source.cend());
   return out;
+}
+
+std::vector<std::string> cpu_memory_model_flags() {
+  const std::string model = env::get(env::Var::cpu_memory_model).value_or("tso");
+  if (model == "tso") return {};
+  if (model == "weak") return {"-DIRIS_CPU_WEAK_MEMORY=1"};
+  throw Error(Errc::environment, "IRIS_CPU_MEMORY_MODEL must be tso or weak, got '" + model + "'");
 }
 
 }  // namespace iris::compiler

@@ -1,4 +1,5 @@
-// The host C++ compiler (IRIS_CXX, default c++) builds kernels for the cpu backend into a shared object:
+// The host C++ compiler (IRIS_CXX, default c++) builds kernels for the cpu backend into a shared object
+// (with IRIS_CPU_MEMORY_MODEL's flags, part of its identity and so of every cache key):
 //   - extern __shared__ declarations become IRIS_CPU_DYNAMIC_SHARED(type, name) (see cpu_shim.hpp);
 //   - each exported kernel gets an extern "C" entry wrapper __iris_entry_<i>(void** args, state) that
 //     unpacks the launch's argument block into the kernel's parameter types: template deduction on
@@ -55,6 +56,7 @@ class CxxCompiler final : public Compiler {
   CxxCompiler() {
     command_ = split_words(env::get(env::Var::cxx).value_or("c++"));
     if (command_.empty()) command_ = {"c++"};
+    model_flags_ = cpu_memory_model_flags();
   }
 
   const char* kind() const override { return "cxx"; }
@@ -73,6 +75,7 @@ class CxxCompiler final : public Compiler {
                        static_cast<long long>(info.st_mtime));
     for (size_t i = 1; i < command_.size(); ++i) identity_ += " " + command_[i];
     for (const char* flag : kFixedFlags) identity_ += std::string(" ") + flag;
+    for (const std::string& flag : model_flags_) identity_ += " " + flag;
     return identity_;
   }
 
@@ -102,6 +105,7 @@ class CxxCompiler final : public Compiler {
 
     std::vector<std::string> argv = command_;
     argv.insert(argv.end(), std::begin(kFixedFlags), std::end(kFixedFlags));
+    argv.insert(argv.end(), model_flags_.begin(), model_flags_.end());
     argv.push_back("-I" + job.include_dir);
     argv.insert(argv.end(), job.options.begin(), job.options.end());
     for (const std::string& a : {std::string("-o"), object_path, std::string("-x"), std::string("c++"), source_path}) {
@@ -153,6 +157,7 @@ class CxxCompiler final : public Compiler {
   }
 
   std::vector<std::string> command_;
+  std::vector<std::string> model_flags_;  // IRIS_CPU_MEMORY_MODEL's
   std::string identity_;
 };
 

@@ -15,6 +15,7 @@ std::atomic<void (*)()> g_script_notifier{nullptr};
 
 void request() { g_requested.store(true, std::memory_order_relaxed); }
 void clear() { g_requested.store(false, std::memory_order_relaxed); }
+bool pending() { return g_requested.load(std::memory_order_relaxed); }
 
 void check(const char* where) {
   if (g_requested.exchange(false)) throw Error(Errc::interrupted, format("interrupted in %s", where));

@@ -6,6 +6,9 @@ namespace iris::interrupt {
 
 void request();          // async-signal-safe
 void clear();
+// Whether a request is pending, without clearing it: for loops that must stop on other threads first
+// (the cpu executor's workers) and report it once, through check().
+bool pending();
 // Throws Error(Errc::interrupted) when a request is pending (and clears it).
 void check(const char* where);
 

@@ -79,7 +79,7 @@ std::string unit_of(const std::string& source) { return "#include <iris/iris.hpp
 
 TEST_CASE("NVRTC, hiprtc and the host compiler all compile every call of the device header", "[unit][compiler]") {
   const std::string unit = unit_of(header_coverage_source());
-  const std::vector<std::string> names = {"header_coverage", "model_coverage", "scale<float, 2>",
+  const std::vector<std::string> names = {"header_coverage", "model_coverage", "warp_coverage", "scale<float, 2>",
                                           "scale<iris::half, 3>"};
   for (const auto& [kind, arch] : std::vector<std::pair<std::string, std::string>>{
            {"cxx", "x86_64"}, {"nvrtc", "sm_90"}, {"hiprtc", "gfx90a"}}) {

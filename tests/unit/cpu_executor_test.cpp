@@ -216,20 +216,20 @@ TEST_CASE("a device thread overflowing its stack is a fault that says so", "[uni
              Catch::Contains("stack overflow of a device thread"));
 }
 
-TEST_CASE("warp-level operations are compile errors on the cpu backend, naming the operation", "[unit][cpu]") {
+TEST_CASE("warp operations the cpu backend lacks are compile errors naming the operation", "[unit][cpu]") {
   CpuDevice device;
   Errc code{};
   const std::string message = error_of(
       [&] {
         device.compile(R"(
-      __global__ void shuffle(int* p) {
-        p[threadIdx.x] = __shfl_down_sync(0xffffffffu, p[threadIdx.x], 1);
+      __global__ void match(int* p) {
+        p[threadIdx.x] = __match_any_sync(0xffffffffu, p[threadIdx.x]);
       }
     )");
       },
       &code);
   CHECK(code == Errc::compile);
-  CHECK_THAT(message, Catch::Contains("__shfl_down_sync (warp shuffle) cannot run on the cpu backend"));
+  CHECK_THAT(message, Catch::Contains("__match_any_sync (warp match) cannot run on the cpu backend"));
   CHECK_THAT(message, Catch::Contains("snippet:3"));
 }
 

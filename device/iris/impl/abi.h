@@ -6,7 +6,7 @@
 #ifndef IRIS_IMPL_ABI_H
 #define IRIS_IMPL_ABI_H
 
-#define IRIS_DEVICE_ABI_VERSION 1
+#define IRIS_DEVICE_ABI_VERSION 2
 
 #if defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__)
 /* Run-time compilers have no <stdint.h>; the platform header defines the fixed-width types. */
@@ -63,6 +63,29 @@ struct CpuThreadState {
   void* dynamic_shared; /* the block's dynamic shared memory (extern __shared__) */
 };
 
+/* A warp collective (shuffle, vote, __syncwarp) as a device thread hands it to the executor, which
+ * parks the thread until every lane the mask names (and that has not exited) arrives. */
+#define IRIS_CPU_WARP_SYNC 0      /* __syncwarp */
+#define IRIS_CPU_WARP_SHFL_IDX 1  /* __shfl_sync: lane_arg is the source lane */
+#define IRIS_CPU_WARP_SHFL_UP 2   /* __shfl_up_sync: lane_arg is the delta */
+#define IRIS_CPU_WARP_SHFL_DOWN 3 /* __shfl_down_sync: lane_arg is the delta */
+#define IRIS_CPU_WARP_SHFL_XOR 4  /* __shfl_xor_sync: lane_arg is the lane mask */
+#define IRIS_CPU_WARP_BALLOT 5    /* value is the predicate */
+#define IRIS_CPU_WARP_ANY 6
+#define IRIS_CPU_WARP_ALL 7
+#define IRIS_CPU_WARP_ACTIVE 8    /* __activemask (always with IRIS_CPU_WARP_IMPLICIT) */
+/* Or'ed into `kind` by HIP's spellings without a mask (__shfl, __ballot, ...) and __activemask: the
+ * lanes that take part are those that arrive together; the mask is ignored. */
+#define IRIS_CPU_WARP_IMPLICIT 0x100
+
+struct CpuWarpOp {
+  uint32_t kind;   /* IRIS_CPU_WARP_* */
+  uint32_t mask;   /* lanes named by the kernel (bit i: lane i) */
+  uint64_t value;  /* the lane's value, as bits (shuffles), or its predicate (votes) */
+  int32_t lane_arg;
+  int32_t width;   /* shuffles: the segment width (warpSize when not given) */
+};
+
 /* Function table the executor hands each loaded cpu module through its exported
  * `extern "C" void __iris_cpu_bind(const iris::abi::CpuRuntime*)`. A table rather than exported host
  * symbols, so modules load the same way in iris-lua and in any program that embeds the host. */
@@ -72,6 +95,13 @@ struct CpuRuntime {
   void (*syncthreads)(void);               /* barrier among the threads of the current block */
   void (*yield)(void);                     /* a spinning device thread lets the others of its block run */
   void (*trap)(const char* reason);        /* ends the launch with a device fault; does not return */
+  uint64_t (*warp)(const struct CpuWarpOp* op); /* a warp collective; returns the lane's result */
+  /* The weak memory model (modules built with IRIS_CPU_WEAK_MEMORY; docs/backends.md). Per device
+   * thread: its stores waiting in its store buffer, invisible to other threads. */
+  void (*weak_copy)(void* dst, const void* src, uint64_t bytes, uint32_t buffered); /* reads src as this
+      thread sees it (its buffered stores included); into the store buffer when `buffered`, else at once */
+  void (*weak_commit)(const void* p, uint64_t bytes); /* makes this thread's stores to [p, p+bytes) visible */
+  void (*weak_release)(void);                         /* makes all of this thread's stores visible */
 };
 
 #ifdef __cplusplus

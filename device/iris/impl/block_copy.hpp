@@ -33,8 +33,10 @@ IRIS_DEVICE void copy_chunks16(const uint4* src, uint4* dst, size_t n, size_t t,
   for (; i < n; i += stride) dst[i] = src[i];
 }
 
+// `to_another_rank`: dst is in another rank's heap (the cpu backend's weak memory model holds back
+// such stores).
 template <class T>
-IRIS_DEVICE void block_copy(const T* src, T* dst, size_t count) {
+IRIS_DEVICE void block_copy(const T* src, T* dst, size_t count, bool to_another_rank) {
   const size_t t = block_thread_index();
   const size_t stride = block_thread_count();
 #if defined(IRIS_PLATFORM_CPU)
@@ -43,8 +45,10 @@ IRIS_DEVICE void block_copy(const T* src, T* dst, size_t count) {
   const size_t per_thread = (count + stride - 1) / stride;
   const size_t begin = t * per_thread < count ? t * per_thread : count;
   const size_t end = begin + per_thread < count ? begin + per_thread : count;
-  if (end > begin) memcpy(static_cast<void*>(dst + begin), static_cast<const void*>(src + begin), (end - begin) * sizeof(T));
+  if (end > begin) copy_bytes(dst + begin, src + begin, (end - begin) * sizeof(T), to_another_rank);
   return;
+#else
+  (void)to_another_rank;
 #endif
   const uintptr_t s = reinterpret_cast<uintptr_t>(src);
   const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
@@ -65,18 +69,19 @@ IRIS_DEVICE void block_copy(const T* src, T* dst, size_t count) {
 
 template <class T>
 IRIS_DEVICE void put_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, const uint64_t* hb) {
-  detail::block_copy(src, translate(dst, from_rank, to_rank, hb), count);
+  detail::block_copy(src, translate(dst, from_rank, to_rank, hb), count, from_rank != to_rank);
 }
 
 template <class T>
 IRIS_DEVICE void get_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, const uint64_t* hb) {
-  detail::block_copy(translate(src, from_rank, to_rank, hb), dst, count);
+  detail::block_copy(translate(src, from_rank, to_rank, hb), dst, count, false);
 }
 
 template <class T>
 IRIS_DEVICE void copy_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, int cur_rank,
                             const uint64_t* hb) {
-  detail::block_copy(translate(src, cur_rank, from_rank, hb), translate(dst, cur_rank, to_rank, hb), count);
+  detail::block_copy(translate(src, cur_rank, from_rank, hb), translate(dst, cur_rank, to_rank, hb), count,
+                     to_rank != cur_rank);
 }
 
 }  // namespace iris

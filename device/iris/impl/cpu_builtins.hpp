@@ -25,15 +25,15 @@ inline T atomicMax(T* p, T v) {
 }
 template <class T>
 inline T atomicAnd(T* p, T v) {
-  return __atomic_fetch_and(p, v, __ATOMIC_RELAXED);
+  return ::iris::detail::fetch_and(p, v, ::iris::relaxed, ::iris::gpu);
 }
 template <class T>
 inline T atomicOr(T* p, T v) {
-  return __atomic_fetch_or(p, v, __ATOMIC_RELAXED);
+  return ::iris::detail::fetch_or(p, v, ::iris::relaxed, ::iris::gpu);
 }
 template <class T>
 inline T atomicXor(T* p, T v) {
-  return __atomic_fetch_xor(p, v, __ATOMIC_RELAXED);
+  return ::iris::detail::fetch_xor(p, v, ::iris::relaxed, ::iris::gpu);
 }
 template <class T>
 inline T atomicCAS(T* p, T compare, T v) {
@@ -50,8 +50,12 @@ inline unsigned int atomicDec(unsigned int* p, unsigned int limit) {
       ::iris::gpu);
 }
 
-inline void __threadfence_block() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-inline void __threadfence() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
-inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+// Sequentially consistent, as CUDA's are (and a release for the weak memory model).
+inline void __threadfence() {
+  ::iris::detail::ordering_point(nullptr, 0, ::iris::release);
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+}
+inline void __threadfence_block() { __threadfence(); }
+inline void __threadfence_system() { __threadfence(); }
 
 #endif  // IRIS_IMPL_CPU_BUILTINS_HPP

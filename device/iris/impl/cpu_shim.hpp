@@ -10,8 +10,11 @@
 //     thread-local is exactly "one per block in flight";
 //   - extern __shared__ (dynamic shared memory) is rewritten by the cpu compiler into
 //     IRIS_CPU_DYNAMIC_SHARED(type, name): a pointer to the executor's per-OS-thread buffer, whose
-//     address never changes.
-// Warp-level operations have no meaning here; using one is a compile error that names it.
+//     address never changes;
+//   - warps are NVIDIA's 32 lanes (also for HIP's spellings, whose warps are 64 wide on AMD): a warp
+//     collective (shuffle, vote, __syncwarp) parks its thread in the executor until the lanes it
+//     names arrive (warp_cpu.hpp). Matches, warp reductions and __syncthreads_count/and/or are
+//     compile errors that name the construct.
 #ifndef IRIS_IMPL_CPU_SHIM_HPP
 #define IRIS_IMPL_CPU_SHIM_HPP
 
@@ -99,6 +102,8 @@ inline void __syncthreads() {
 inline long long clock64() { return static_cast<long long>(::iris::cpu::clock_ns()); }
 inline void __nanosleep(unsigned int) { ::iris::cpu::yield(); }
 
+#include "warp_cpu.hpp"
+
 #define IRIS_CPU_DYNAMIC_SHARED(type, name) \
   static thread_local type* const name = reinterpret_cast<type*>(::iris::cpu::dynamic_shared());
 #define HIP_DYNAMIC_SHARED(type, name) IRIS_CPU_DYNAMIC_SHARED(type, name)
@@ -170,33 +175,16 @@ template <class T> inline T __ldg(const T* p) { return *p; }
   template <class... A>                                                                                  \
   inline int name(A...) {                                                                                \
     static_assert(::iris::cpu::unsupported_on_cpu<A...>::value,                                          \
-                  #name " (" what ") cannot run on the cpu backend: the cpu backend runs a block's threads " \
-                  "one after another, without warps; run this kernel on a GPU backend or rewrite it with "  \
+                  #name " (" what ") cannot run on the cpu backend: its warps have shuffles, votes and "  \
+                  "__syncwarp only; run this kernel on a GPU backend or rewrite it with those, or with "     \
                   "__shared__ memory and __syncthreads()");                                              \
     return 0;                                                                                            \
   }
-IRIS_CPU_UNSUPPORTED(__shfl_sync, "warp shuffle")
-IRIS_CPU_UNSUPPORTED(__shfl_up_sync, "warp shuffle")
-IRIS_CPU_UNSUPPORTED(__shfl_down_sync, "warp shuffle")
-IRIS_CPU_UNSUPPORTED(__shfl_xor_sync, "warp shuffle")
-IRIS_CPU_UNSUPPORTED(__shfl, "warp shuffle")
-IRIS_CPU_UNSUPPORTED(__shfl_up, "warp shuffle")
-IRIS_CPU_UNSUPPORTED(__shfl_down, "warp shuffle")
-IRIS_CPU_UNSUPPORTED(__shfl_xor, "warp shuffle")
-IRIS_CPU_UNSUPPORTED(__ballot_sync, "warp vote")
-IRIS_CPU_UNSUPPORTED(__ballot, "warp vote")
-IRIS_CPU_UNSUPPORTED(__any_sync, "warp vote")
-IRIS_CPU_UNSUPPORTED(__all_sync, "warp vote")
-IRIS_CPU_UNSUPPORTED(__any, "warp vote")
-IRIS_CPU_UNSUPPORTED(__all, "warp vote")
-IRIS_CPU_UNSUPPORTED(__activemask, "warp vote")
 IRIS_CPU_UNSUPPORTED(__match_any_sync, "warp match")
 IRIS_CPU_UNSUPPORTED(__match_all_sync, "warp match")
 IRIS_CPU_UNSUPPORTED(__reduce_add_sync, "warp reduction")
 IRIS_CPU_UNSUPPORTED(__reduce_min_sync, "warp reduction")
 IRIS_CPU_UNSUPPORTED(__reduce_max_sync, "warp reduction")
-IRIS_CPU_UNSUPPORTED(__syncwarp, "warp barrier")
-IRIS_CPU_UNSUPPORTED(__lane_id, "warp lane")
 IRIS_CPU_UNSUPPORTED(__syncthreads_count, "barrier with a block reduction")
 IRIS_CPU_UNSUPPORTED(__syncthreads_and, "barrier with a block reduction")
 IRIS_CPU_UNSUPPORTED(__syncthreads_or, "barrier with a block reduction")

@@ -33,6 +33,17 @@ namespace iris {
 
 IRIS_DEVICE void fence(Semantic sem, Scope scope) { detail::fence_impl(sem, scope); }
 
+#if !(defined(IRIS_PLATFORM_CPU) && defined(IRIS_CPU_WEAK_MEMORY))
+namespace detail {
+// The device API's plain accesses (rma.hpp): the memory itself, except under the cpu backend's weak
+// memory model, whose versions (order_cpu.hpp) go through the executor's store buffers.
+template <class T>
+IRIS_DEVICE T plain_load(const T* p) { return *p; }
+template <class T>
+IRIS_DEVICE void plain_store(T* p, const T& v, bool /*to another rank*/) { *p = v; }
+}  // namespace detail
+#endif
+
 namespace detail {
 
 // Read-modify-write of a 4- or 8-byte value through compare-exchange: *p = op(*p); returns the old

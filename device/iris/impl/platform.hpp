@@ -73,6 +73,11 @@ using bfloat16 = detail::BFloat16;
 }  // namespace iris
 #endif
 
+// ---- warp-level operations: CUDA's spellings on HIP, HIP's on CUDA (the cpu backend's: cpu_shim.hpp) ----
+#if !defined(IRIS_PLATFORM_CPU)
+#include "warp_gpu.hpp"
+#endif
+
 // ---- HIP spellings users write, wherever the platform lacks them (hiprtc 5.2 lacks some too) -----------
 #ifndef hipThreadIdx_x
 #define hipThreadIdx_x (threadIdx.x)

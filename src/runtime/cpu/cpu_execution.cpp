@@ -8,12 +8,15 @@
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
+#include <cerrno>
 #include <cstring>
+#include <random>
 #include <thread>
 
 #include "comm/comm.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "iris/impl/abi.h"
 #include "runtime/cpu/cpu_executor.hpp"
 #include "runtime/fault_report.hpp"
@@ -104,8 +107,24 @@ int cpu_threads_per_rank(const comm::Comm& comm) {
 CpuExecution::CpuExecution(const comm::Comm& c) : comm(c) {}
 CpuExecution::~CpuExecution() = default;
 
+uint64_t cpu_memory_seed(const comm::Comm& comm) {
+  uint64_t seed = 0;
+  if (auto text = env::get(env::Var::cpu_memory_seed)) {
+    char* end = nullptr;
+    errno = 0;
+    seed = std::strtoull(text->c_str(), &end, 10);
+    if (end == text->c_str() || *end != '\0' || errno != 0 || (*text)[0] == '-') {
+      throw Error(Errc::environment, "IRIS_CPU_MEMORY_SEED must be a whole number from 0 to 2^64-1, got '" + *text + "'");
+    }
+  } else {
+    seed = std::random_device{}();
+    seed = (seed << 32) ^ std::random_device{}();
+  }
+  return seed ^ (0xbf58476d1ce4e5b9ull * static_cast<uint64_t>(comm.rank() + 1));
+}
+
 cpu::Executor& CpuExecution::executor() {
-  if (!executor_) executor_ = std::make_unique<cpu::Executor>(cpu_threads_per_rank(comm));
+  if (!executor_) executor_ = std::make_unique<cpu::Executor>(cpu_threads_per_rank(comm), cpu_memory_seed(comm));
   return *executor_;
 }
 
@@ -122,11 +141,19 @@ void CpuExecution::launch(Module&, void* function, const LaunchConfig& config, v
   synchronize();  // a faulted device runs nothing more
   const cpu::LaunchFault fault = executor().run(reinterpret_cast<cpu::KernelEntry>(function), args, config);
   if (!fault) return;
+  if (fault.interrupted) stopped_by_interrupt(kernel_label);
   // A wait that gave up left its report in the mailbox: the same words every backend uses.
   const std::string report = describe_mailbox(mailbox);
   const std::string what = report.empty() ? fault.what : report;
   fault_ = format("device fault in kernel %s on rank %d: %s%s", kernel_label.c_str(), comm.rank(), what.c_str(),
                   fault.where.c_str());
+}
+
+// Not a fault: the device stays usable. Lua raises "interrupted!" at the script's line (the host's
+// hook); this error carries it where no hook runs.
+void CpuExecution::stopped_by_interrupt(const std::string& what) {
+  interrupt::clear();
+  throw Error(Errc::interrupted, format("interrupted in kernel %s on rank %d", what.c_str(), comm.rank()));
 }
 
 std::unique_ptr<Event> CpuExecution::create_event() { return std::make_unique<CpuEvent>(); }
@@ -136,7 +163,9 @@ double CpuExecution::time_raw_launches(Module&, void* function, const LaunchConf
   cpu::Executor& e = executor();
   const auto entry = reinterpret_cast<cpu::KernelEntry>(function);
   const auto start = std::chrono::steady_clock::now();
-  for (int i = 0; i < iterations; ++i) e.run(entry, args, config);
+  for (int i = 0; i < iterations; ++i) {
+    if (e.run(entry, args, config).interrupted) stopped_by_interrupt("the raw-launch loop");
+  }
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 

@@ -6,6 +6,7 @@
 // GPU), so scripts see faults where a GPU would report them.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,11 +36,14 @@ struct CpuExecution {
 
  private:
   cpu::Executor& executor();  // started at the first launch: a job without kernels starts no threads
+  [[noreturn]] void stopped_by_interrupt(const std::string& what);
   std::unique_ptr<cpu::Executor> executor_;
   std::string fault_;  // the pending device fault, "" when none
 };
 
 // IRIS_CPU_THREADS, else the cores divided among the node's ranks (at least 1).
 int cpu_threads_per_rank(const comm::Comm& comm);
+// IRIS_CPU_MEMORY_SEED (else a random one) with the rank mixed in: the weak memory model's choices.
+uint64_t cpu_memory_seed(const comm::Comm& comm);
 
 }  // namespace iris::runtime

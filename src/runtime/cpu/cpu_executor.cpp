@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/context/detail/fcontext.hpp>
 #include <condition_variable>
@@ -16,6 +17,9 @@
 #include <vector>
 
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
+#include "runtime/cpu/cpu_store_buffer.hpp"
+#include "runtime/cpu/cpu_warps.hpp"
 
 namespace iris::runtime::cpu {
 namespace {
@@ -27,6 +31,14 @@ constexpr size_t kFiberStackBytes = 256 * 1024;  // a GPU thread's stack is 1-8 
 constexpr size_t kGuardBytes = 64 * 1024;
 constexpr size_t kSignalStackBytes = 64 * 1024;
 constexpr unsigned kMaxBlockThreads = 1024;
+// The weak memory model: how many stores a thread holds back at most, and over how long the stores a
+// launch left unpublished become visible after its last block, a few at a time (a peer that saw a
+// flag overtake them has that long to read stale data, as it would on a GPU for a shorter while).
+constexpr size_t kMaxPendingStores = 64;
+constexpr unsigned kLateVisibilityMinUs = 10000, kLateVisibilityMaxUs = 30000, kLateVisibilitySteps = 16;
+
+std::atomic<uint64_t> g_memory_seed{0};      // IRIS_CPU_MEMORY_SEED with the rank mixed in (Executor)
+std::atomic<uint64_t> g_workers_started{0};  // gives each OS thread's random choices their own stream
 
 // Anonymous memory, committed only where touched.
 void* reserve(size_t bytes) {
@@ -64,11 +76,12 @@ struct Launch {
   std::mutex fault_mutex;
   LaunchFault fault;  // the first fault of the launch
 
-  void record_fault(const std::string& what, const std::string& where) {
+  void record_fault(const std::string& what, const std::string& where, bool interrupted = false) {
     std::lock_guard<std::mutex> lock(fault_mutex);
-    if (!fault) fault = {what, where};
+    if (!fault) fault = {what, where, interrupted};
     aborted.store(true);
   }
+  void record_interrupt() { record_fault("interrupted", "", true); }
 };
 
 // One block in flight on an OS thread.
@@ -93,6 +106,14 @@ struct Worker {
   std::vector<Fiber*> free_fibers;
   void* dynamic_shared = nullptr;
   std::vector<abi::CpuThreadState> states = std::vector<abi::CpuThreadState>(kMaxBlockThreads);
+  BlockWarps warps{kMaxBlockThreads};
+  std::vector<void*> resumed;  // fibers a warp collective completed, on their way to `ready`
+  std::string warp_error;      // a misused collective, kept here: the trap's jump skips destructors
+  // The weak memory model, set up when a module built for it first calls in (cpu_store_buffer.hpp).
+  bool weak = false;
+  std::vector<StoreBuffer> store_buffers;  // per device thread of the running block
+  StoreBuffer retired;                     // stores of threads that returned, not visible yet
+  Random random{0};
   BlockRun* run = nullptr;
   sigjmp_buf recovery;
   volatile sig_atomic_t in_kernel = 0;
@@ -103,6 +124,7 @@ struct Worker {
   bool fault_in_stack_guard = false;
   abi::CpuDim3 fault_block{}, fault_thread{};
   std::string trap_reason;
+  bool interrupted = false;  // the jump back was for Ctrl-C, not a fault
   void* signal_stack = nullptr;
 
   Worker() {
@@ -143,6 +165,13 @@ struct Worker {
     free_fibers.clear();
     for (auto& f : fibers) free_fibers.push_back(f.get());
   }
+  // Makes the fibers a warp collective completed runnable; a misuse of the collective is a trap.
+  void resume_warp_lanes();
+
+  StoreBuffer& own_store_buffer();  // the running device thread's
+  // The launch is over on this thread: every store still held back becomes visible, late (`late`:
+  // the kernel ended normally) and in random order.
+  void publish_stores(bool late);
 };
 
 thread_local Worker* t_worker = nullptr;
@@ -231,9 +260,18 @@ void switch_to_scheduler(Switch why) {
   t_worker->run->scheduler = back.fctx;  // resumed: remember where to return next time
 }
 
+[[noreturn]] void runtime_trap(const char* reason);
+
+void Worker::resume_warp_lanes() {
+  if (!warp_error.empty()) runtime_trap(warp_error.c_str());
+  for (void* f : resumed) run->ready.push_back(static_cast<Fiber*>(f));
+  resumed.clear();
+}
+
 // A fiber runs threads that have not started yet, one after another, until none is left.
 void fiber_main(bc::transfer_t from) {
-  BlockRun* run = t_worker->run;
+  Worker& w = *t_worker;
+  BlockRun* run = w.run;
   run->scheduler = from.fctx;
   Fiber* self = run->current;
   while (run->next_unstarted < run->total) {
@@ -241,6 +279,12 @@ void fiber_main(bc::transfer_t from) {
     run->launch->entry(run->launch->args, &run->states[self->thread]);
     --run->live;
     run->spins = 0;
+    w.warps.exited(self->thread);
+    if (w.weak && !w.store_buffers[self->thread].empty()) w.store_buffers[self->thread].move_into(w.retired);
+    if (w.warps.any_waiting()) {  // its warp's collectives may have waited only for it
+      w.warps.settle_after_exit(self->thread, w.resumed, &w.warp_error);
+      w.resume_warp_lanes();
+    }
   }
   switch_to_scheduler(Switch::finished);
   __builtin_unreachable();  // a finished fiber is never resumed; its stack gets a fresh context
@@ -271,6 +315,9 @@ void run_block(Worker& w, Launch& launch, uint64_t index) {
     s.dynamic_shared = w.dynamic_shared;
   }
   w.run = &run;
+  w.warps.reset(run.total);
+  w.warp_error.clear();
+  w.resumed.clear();
   for (;;) {
     if (run.next_unstarted < run.total) {
       Fiber* f = w.acquire_fiber();
@@ -280,6 +327,18 @@ void run_block(Worker& w, Launch& launch, uint64_t index) {
       Fiber* f = run.ready.front();
       run.ready.pop_front();
       resume(w, run, f);
+    } else if (w.warps.any_waiting()) {
+      // Every thread left waits somewhere: HIP's mask-less collectives go on with the lanes they have;
+      // anything else can never complete.
+      if (w.warps.settle_stalled(w.resumed)) {
+        w.resume_warp_lanes();
+        continue;
+      }
+      unsigned thread = 0;
+      void* waiter = nullptr;
+      w.warp_error = w.warps.describe_deadlock(&thread, &waiter);
+      if (waiter != nullptr) run.current = static_cast<Fiber*>(waiter);  // the fault names that thread
+      runtime_trap(w.warp_error.c_str());
     } else if (!run.at_barrier.empty()) {
       // Everyone still running has arrived (threads that returned do not count, as on GPUs): go on, in order.
       run.ready.assign(run.at_barrier.begin(), run.at_barrier.end());
@@ -303,19 +362,98 @@ void participate(Launch& launch) {
     const std::string where = fw.fault_located
                                   ? " in block " + dim_text(fw.fault_block) + " thread " + dim_text(fw.fault_thread)
                                   : "";
-    launch.record_fault(fw.fault_signal != 0 ? describe_signal(fw) : fw.trap_reason, where);
+    if (fw.interrupted) {
+      launch.record_interrupt();
+    } else {
+      launch.record_fault(fw.fault_signal != 0 ? describe_signal(fw) : fw.trap_reason, where);
+    }
+    fw.interrupted = false;
     fw.fault_signal = 0;
     fw.fault_in_stack_guard = false;
     fw.reclaim_all_fibers();
+    fw.publish_stores(false);
     return;
   }
   w.in_kernel = 1;
   while (!launch.aborted.load(std::memory_order_relaxed)) {
+    if (interrupt::pending()) {  // Ctrl-C: no more blocks (the launching thread reports it)
+      launch.record_interrupt();
+      break;
+    }
     const uint64_t index = launch.next_block.fetch_add(1);
     if (index >= launch.blocks) break;
     run_block(w, launch, index);
   }
   w.in_kernel = 0;
+  w.publish_stores(true);
+}
+
+// ---- the weak memory model ------------------------------------------------------------------------------
+
+StoreBuffer& Worker::own_store_buffer() {
+  if (!weak) {
+    store_buffers.resize(kMaxBlockThreads);
+    random = Random(g_memory_seed.load() ^ (0x9e3779b97f4a7c15ull * (g_workers_started.fetch_add(1) + 1)));
+    weak = true;
+  }
+  return store_buffers[run->current->thread];
+}
+
+void Worker::publish_stores(bool late) {
+  if (!weak) return;
+  for (StoreBuffer& b : store_buffers) b.move_into(retired);  // after a fault some threads never returned
+  if (retired.empty()) return;
+  if (late) {
+    const uint64_t span = kLateVisibilityMinUs + random.below(kLateVisibilityMaxUs - kLateVisibilityMinUs);
+    const size_t steps = std::min<size_t>(kLateVisibilitySteps, retired.size());
+    const size_t per_step = (retired.size() + steps - 1) / steps;
+    while (!retired.empty()) {
+      usleep(static_cast<useconds_t>(span / steps));
+      for (size_t i = 0; i < per_step; ++i) retired.commit_one(random);
+    }
+  }
+  retired.commit_all(random);
+}
+
+void runtime_weak_copy(void* dst, const void* src, uint64_t bytes, uint32_t buffered) {
+  Worker& w = *t_worker;
+  StoreBuffer& own = w.own_store_buffer();
+  if (!buffered) {
+    own.commit_overlapping(dst, bytes);  // an older buffered store there must not land after this one
+    own.read(dst, src, bytes);
+    return;
+  }
+  own.store(dst, src, bytes);
+  if (w.random.below(8) == 0) own.commit_one(w.random);  // now and then one reaches memory early
+  while (own.size() > kMaxPendingStores) own.commit_one(w.random);
+}
+
+void runtime_weak_commit(const void* p, uint64_t bytes) { t_worker->own_store_buffer().commit_overlapping(p, bytes); }
+
+void runtime_weak_release() {
+  Worker& w = *t_worker;
+  w.own_store_buffer().commit_all(w.random);
+}
+
+// At __syncthreads and warp collectives the arriving thread's stores become visible (a release after
+// the barrier then publishes the whole block's, as on GPUs); at barriers also those of threads that
+// returned, which no later release of theirs can publish.
+void publish_at_barrier(Worker& w, bool block_wide) {
+  if (!w.weak) return;
+  w.own_store_buffer().commit_all(w.random);
+  if (block_wide) w.retired.commit_all(w.random);
+}
+
+// A spinning thread's stores, and those left by threads that returned, trickle out: a peer waiting for
+// one of them gets it eventually, as on a GPU.
+void trickle_stores(Worker& w) {
+  if (!w.weak || w.random.below(4) != 0) return;
+  StoreBuffer& own = w.own_store_buffer();
+  if (!own.empty() && (w.retired.empty() || w.random.below(2) == 0)) {
+    own.commit_one(w.random);
+  } else {
+    w.retired.commit_one(w.random);
+  }
 }
 
 // ---- the table modules call into (abi::CpuRuntime) -------------------------------------------------------
@@ -325,7 +463,18 @@ abi::CpuThreadState* runtime_current() {
   return &run->states[run->current->thread];
 }
 
+// Where a device thread waits (spins, barriers, warp collectives), a Ctrl-C ends the launch: the
+// block's fibers are abandoned as after a fault, and the launch reports the interrupt instead.
+void stop_if_interrupted() {
+  if (!interrupt::pending()) return;
+  Worker* w = t_worker;
+  w->interrupted = true;
+  siglongjmp(w->recovery, 3);
+}
+
 void runtime_syncthreads() {
+  stop_if_interrupted();
+  publish_at_barrier(*t_worker, true);
   BlockRun* run = t_worker->run;
   run->at_barrier.push_back(run->current);
   switch_to_scheduler(Switch::parked);
@@ -340,10 +489,12 @@ void runtime_syncthreads() {
 }
 
 void runtime_yield() {
+  stop_if_interrupted();
   BlockRun* run = t_worker->run;
   if (run->launch->aborted.load(std::memory_order_relaxed)) {
     runtime_trap("stopped: another block of this launch faulted");
   }
+  trickle_stores(*t_worker);
   // Let the other threads of the block run; when they too only spin (or none can run), let the other
   // processes of the node run: the value waited for may come from another rank.
   ++run->spins;
@@ -359,8 +510,21 @@ void runtime_yield() {
   switch_to_scheduler(Switch::yielded);
 }
 
+uint64_t runtime_warp(const abi::CpuWarpOp* op) {
+  stop_if_interrupted();
+  Worker& w = *t_worker;
+  publish_at_barrier(w, false);
+  BlockRun* run = w.run;
+  const unsigned thread = run->current->thread;
+  const bool done = w.warps.arrive(thread, *op, run->current, w.resumed, &w.warp_error);
+  w.resume_warp_lanes();
+  if (!done) switch_to_scheduler(Switch::parked);
+  return w.warps.result(thread);
+}
+
 const abi::CpuRuntime kRuntime = {IRIS_DEVICE_ABI_VERSION, runtime_current, runtime_syncthreads, runtime_yield,
-                                  runtime_trap};
+                                  runtime_trap, runtime_warp, runtime_weak_copy, runtime_weak_commit,
+                                  runtime_weak_release};
 
 }  // namespace
 
@@ -427,7 +591,8 @@ struct Executor::Pool {
   }
 };
 
-Executor::Executor(int threads) : pool_(std::make_unique<Pool>(threads > 1 ? threads - 1 : 0)) {
+Executor::Executor(int threads, uint64_t memory_seed) : pool_(std::make_unique<Pool>(threads > 1 ? threads - 1 : 0)) {
+  g_memory_seed.store(memory_seed);
   install_fault_handlers();
 }
 

@@ -126,6 +126,35 @@ __global__ void model_coverage(float* out, int n) {
   }
 }
 
+// Warp-level operations in both spellings, for every type a shuffle moves.
+template <class T>
+__device__ T every_shuffle(T v, int arg) {
+  T r = __shfl_sync(0xffffffffu, v, arg) + __shfl_up_sync(0xffffffffu, v, 1) + __shfl_down_sync(0xffffffffu, v, 2, 16) +
+        __shfl_xor_sync(0xffffffffu, v, arg, 8);
+  return r + __shfl(v, arg) + __shfl_up(v, 1u) + __shfl_down(v, 2u, 16) + __shfl_xor(v, arg, 8);
+}
+template <class T>
+__device__ float every_shuffle16(T v, int arg) {
+  return float(__shfl_sync(0xffffffffu, v, arg)) + float(__shfl_up_sync(0xffffffffu, v, 1)) +
+         float(__shfl_down_sync(0xffffffffu, v, 2, 16)) + float(__shfl_xor_sync(0xffffffffu, v, arg, 8)) +
+         float(__shfl(v, arg)) + float(__shfl_xor(v, arg));
+}
+
+__global__ void warp_coverage(double* out, int arg) {
+  const int i = threadIdx.x;
+  double r = every_shuffle(i, arg) + every_shuffle(static_cast<unsigned int>(i), arg) +
+             every_shuffle(static_cast<int64_t>(i), arg) + every_shuffle(static_cast<uint64_t>(i), arg) +
+             every_shuffle(static_cast<long long>(i), arg) + every_shuffle(static_cast<float>(i), arg) +
+             every_shuffle(static_cast<double>(i), arg) + every_shuffle(static_cast<int8_t>(i), arg) +
+             every_shuffle(static_cast<int16_t>(i), arg);
+  r += every_shuffle16(iris::half(1.0f), arg) + every_shuffle16(iris::bfloat16(1.0f), arg);
+  r += __ballot_sync(0xffffffffu, i & 1) + __any_sync(0xffffffffu, i) + __all_sync(0xffffffffu, i) + __activemask();
+  r += static_cast<double>(__ballot(i & 1)) + __any(i) + __all(i) + __lane_id() + warpSize;
+  __syncwarp();
+  __syncwarp(0xffffffffu);
+  out[i] = r;
+}
+
 template <class T, int Scale>
 __global__ void scale(T* x, int n) {
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
