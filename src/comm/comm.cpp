@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "comm/launcher.hpp"
 #include "comm/mpi_support.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -26,16 +27,6 @@ struct Header {
   uint64_t arg;
 };
 static_assert(sizeof(Header) == 64, "fixed-size header");
-
-// Whether this process was started by an MPI launcher (mpirun, srun, hydra).
-bool started_by_launcher() {
-  static const char* kLauncherVariables[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
-                                             "MPI_LOCALNRANKS", "MV2_COMM_WORLD_SIZE"};
-  for (const char* name : kLauncherVariables) {
-    if (std::getenv(name) != nullptr) return true;
-  }
-  return false;
-}
 
 }  // namespace
 
