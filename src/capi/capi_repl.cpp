@@ -12,7 +12,6 @@
 #include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "repl/capture.hpp"
-#include "repl/channel.hpp"
 #include "repl/interrupts.hpp"
 #include "repl/line_reader.hpp"
 #include "repl/terminal.hpp"
@@ -24,15 +23,13 @@ namespace {
 enum Input { kPipe = 0, kPrompts = 1, kEditing = 2 };
 
 struct ReplSession {
-  std::unique_ptr<repl::Channel> channel;
   std::unique_ptr<repl::TerminalRelay> relay;        // rank 0 under mpirun from a terminal
   std::unique_ptr<repl::LineReader> reader;          // rank 0
   repl::OutputCapture capture;
   int console = -1;  // the real stderr, for the Ctrl-C handler's messages
   std::unique_ptr<runtime::Event> timer_start, timer_stop;
   // Buffers behind the returned pointers.
-  std::string line, command, captured_out, captured_err;
-  std::vector<std::string> results;
+  std::string line, captured_out, captured_err;
 
   ~ReplSession() {
     repl::uninstall_interrupts();
@@ -61,14 +58,19 @@ Input open_input(ReplSession& s, bool stdin_is_terminal) {
   return launcher_reads_terminal ? kPrompts : kPipe;
 }
 
-// Rank 0: the ranks a Ctrl-C is forwarded to (those on this host) and a note naming the others.
-void prepare_forwarding(const repl::Channel& channel) {
-  const auto& processes = channel.processes();
+// Collective. Rank 0 learns which ranks a Ctrl-C is forwarded to (those on its host, by process id)
+// and sets a note naming the others.
+void prepare_forwarding(comm::Comm& comm) {
+  const std::string mine = std::to_string(::getpid()) + " " + iris_repl_host_name();
+  auto processes = comm.exchange(comm::Lane::session, comm::Route::to_root, 0, "REPL: processes", mine.data(),
+                                 mine.size());
+  if (comm.rank() != 0) return;
+  auto host_of = [](const std::string& process) { return process.substr(process.find(' ') + 1); };
   std::vector<pid_t> local;
   std::string unreachable;
-  for (int r = 1; r < channel.size(); ++r) {
-    if (processes[r].host == processes[0].host) {
-      local.push_back(processes[r].pid);
+  for (int r = 1; r < comm.size(); ++r) {
+    if (host_of(processes[r]) == host_of(processes[0])) {
+      local.push_back(static_cast<pid_t>(std::stol(processes[r])));
     } else {
       unreachable += (unreachable.empty() ? "" : ", ") + std::to_string(r);
     }
@@ -94,8 +96,8 @@ int iris_repl_open(int stdin_is_terminal, int* input) {
   return capi::guarded([&] {
     if (g_session) throw Error(Errc::invalid_argument, "the REPL is already running");
     auto s = std::make_unique<capi::ReplSession>();
-    s->channel = std::make_unique<repl::Channel>(session::comm());
-    bool root = s->channel->rank() == 0;
+    comm::Comm& comm = session::comm();
+    bool root = comm.rank() == 0;
     *input = capi::kPipe;
     if (root) {
       *input = capi::open_input(*s, stdin_is_terminal != 0);
@@ -103,8 +105,8 @@ int iris_repl_open(int stdin_is_terminal, int* input) {
       if (*input == capi::kEditing && !s->reader->line_editing()) *input = capi::kPrompts;
     }
     repl::install_interrupts(root);
+    capi::prepare_forwarding(comm);
     if (root) {
-      capi::prepare_forwarding(*s->channel);
       s->console = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
       repl::set_interrupt_console(s->console);
     }
@@ -131,33 +133,6 @@ int iris_repl_remember(const char* line) {
   return capi::guarded([&] {
     auto& s = repl_session();
     if (s.reader) s.reader->remember(line);
-  });
-}
-
-int iris_repl_share_command(const char* command, size_t bytes, const char** out, size_t* out_bytes) {
-  return capi::guarded([&] {
-    auto& s = repl_session();
-    s.command = s.channel->share_command(std::string(command != nullptr ? command : "", bytes));
-    *out = s.command.data();
-    *out_bytes = s.command.size();
-  });
-}
-
-int iris_repl_gather_results(const char* mine, size_t bytes) {
-  return capi::guarded([&] {
-    auto& s = repl_session();
-    s.results = s.channel->gather_results(std::string(mine, bytes));
-  });
-}
-
-int iris_repl_result(int rank, const char** data, size_t* bytes) {
-  return capi::guarded([&] {
-    auto& s = repl_session();
-    if (rank < 0 || static_cast<size_t>(rank) >= s.results.size()) {
-      throw Error(Errc::invalid_argument, format("no REPL result for rank %d", rank));
-    }
-    *data = s.results[rank].data();
-    *bytes = s.results[rank].size();
   });
 }
 

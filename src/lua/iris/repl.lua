@@ -3,12 +3,13 @@
 -- Rank 0 reads a complete chunk (more lines until it compiles, as `lua` does) or a meta-command, sends
 -- it to every rank, every rank runs it with its output captured, and rank 0 prints every rank's output
 -- in rank order, each line after "[r] " when there are several ranks. Policy lives here; the mechanism
--- (line editing, mpirun's terminal, messages between ranks, output capture, Ctrl-C) is C++ behind
--- src/capi/capi_repl.h.
+-- (line editing, mpirun's terminal, output capture, Ctrl-C) is C++ behind src/capi/capi_repl.h;
+-- commands and results travel on the session lane of iris.exchange.
 local ffi = require "ffi"
 local jit = require "jit"
 require "iris.cdef"
 local errors = require "iris.errors"
+local between_ranks = require "iris.exchange"
 local C = ffi.C
 
 local M = {}
@@ -239,23 +240,18 @@ local function decode_record(text)
     err = text:sub(start + out_n, start + out_n + err_n - 1) }
 end
 
+-- Rank 0 passes the command (the others nil); every rank gets it back.
 local function share_command(text)
-  local out, n = ffi.new("const char*[1]"), ffi.new("size_t[1]")
-  errors.check(C.iris_repl_share_command(text, text and #text or 0, out, n))
-  return ffi.string(out[0], n[0])
+  return between_ranks.exchange(between_ranks.SESSION, between_ranks.FROM_ROOT, 0, "REPL: command", text or "")[0]
 end
 
 -- Every rank's record on rank 0 (index = rank, from 0); nil elsewhere.
 local function gather_records(mine, world_size)
-  local encoded = encode_record(mine)
-  errors.check(C.iris_repl_gather_results(encoded, #encoded))
+  local all = between_ranks.exchange(between_ranks.SESSION, between_ranks.TO_ROOT, 0, "REPL: results",
+    encode_record(mine))
   if C.iris_rank() ~= 0 then return nil end
   local records = { [0] = mine }
-  local data, n = ffi.new("const char*[1]"), ffi.new("size_t[1]")
-  for r = 1, world_size - 1 do
-    errors.check(C.iris_repl_result(r, data, n))
-    records[r] = decode_record(ffi.string(data[0], n[0]))
-  end
+  for r = 1, world_size - 1 do records[r] = decode_record(all[r]) end
   return records
 end
 
