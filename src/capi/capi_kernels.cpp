@@ -116,7 +116,7 @@ int iris_device_barrier(void) {
 
 int iris_timer_create(iris_timer** out) {
   return capi::guarded([&] {
-    runtime::Backend& backend = session::registry().backend();
+    runtime::Backend& backend = session::backend();
     auto timer = std::make_unique<iris_timer>();
     timer->start = backend.create_event();
     timer->stop = backend.create_event();

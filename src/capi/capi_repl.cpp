@@ -27,7 +27,6 @@ struct ReplSession {
   std::unique_ptr<repl::LineReader> reader;          // rank 0
   repl::OutputCapture capture;
   int console = -1;  // the real stderr, for the Ctrl-C handler's messages
-  std::unique_ptr<runtime::Event> timer_start, timer_stop;
   // Buffers behind the returned pointers.
   std::string line, captured_out, captured_err;
 
@@ -163,41 +162,5 @@ const char* iris_repl_host_name(void) {
 }
 
 int64_t iris_repl_pid(void) { return ::getpid(); }
-
-const char* iris_repl_device(void) {
-  static std::string text;
-  text.clear();
-  if (session::initialized()) {
-    auto& backend = *session::current().backend;
-    text = format("%s device %d (%s)", backend.name(), backend.device(), backend.device_name().c_str());
-  }
-  return text.c_str();
-}
-
-int iris_repl_device_timer_start(void) {
-  return capi::guarded([&] {
-    auto& s = repl_session();
-    s.timer_start.reset();
-    s.timer_stop.reset();
-    if (!session::initialized()) throw Error(Errc::unsupported, "iris.init() has not run on this rank");
-    auto& backend = *session::current().backend;
-    auto start = backend.create_event();
-    auto stop = backend.create_event();
-    start->record();
-    s.timer_start = std::move(start);
-    s.timer_stop = std::move(stop);
-  });
-}
-
-int iris_repl_device_timer_stop(double* milliseconds) {
-  return capi::guarded([&] {
-    auto& s = repl_session();
-    if (!s.timer_start) throw Error(Errc::internal, "the device timer was not started");
-    s.timer_stop->record();
-    *milliseconds = s.timer_stop->elapsed_ms_since(*s.timer_start);
-    s.timer_start.reset();
-    s.timer_stop.reset();
-  });
-}
 
 }  // extern "C"

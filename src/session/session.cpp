@@ -133,6 +133,11 @@ programs::Registry& registry() {
   return *s.programs;
 }
 
+runtime::Backend& backend() {
+  if (g_registry_in_use != nullptr) return g_registry_in_use->backend();
+  return *current().backend;
+}
+
 void use_registry(programs::Registry* registry) { g_registry_in_use = registry; }
 
 }  // namespace iris::session

@@ -65,6 +65,9 @@ void shutdown();
 // The registry the C API compiles and launches with: one an embedding program or a test put in place
 // (use_registry), else the session's, made at first use.
 programs::Registry& registry();
+// The backend that registry launches on (the session's unless one is in place), without making the
+// session's registry.
+runtime::Backend& backend();
 // Puts `registry` in place (nullptr: back to the session's). For programs and tests that run kernels
 // on a backend of their own, without iris.init().
 void use_registry(programs::Registry* registry);
