@@ -2,6 +2,7 @@
 -- protocols travel, the test runner's case results, the REPL's commands and results and ctx:broadcast's
 -- values alike.
 local ffi = require "ffi"
+require "iris.cdef"
 local errors = require "iris.errors"
 local C = ffi.C
 

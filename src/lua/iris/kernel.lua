@@ -5,6 +5,7 @@
 -- generated for its signature (loadstring): fixed argument slots allocated once, one check per
 -- parameter, one FFI call. A launch from a JIT-compiled loop costs the FFI call and the driver's launch.
 local ffi = require "ffi"
+require "iris.cdef"
 local errors = require "iris.errors"
 local C = ffi.C
 
@@ -423,36 +424,33 @@ end
 
 -- ---- the public functions -------------------------------------------------------------------------------------
 
-function M.install(iris)
-  function iris.compile(source, opts)
-    if type(source) ~= "string" then
-      errors.raise("invalid_argument", "iris.compile(source [, opts]): source must be a string of HIP C++, got %s",
-        describe(source))
-    end
-    local origin = snippet_origin(source)
-    return compile(source, opts, origin, "the snippet at " .. origin, opts and opts.name or "snippet")
+-- iris.compile(source [, opts])
+function M.compile(source, opts)
+  if type(source) ~= "string" then
+    errors.raise("invalid_argument", "iris.compile(source [, opts]): source must be a string of HIP C++, got %s",
+      describe(source))
   end
-
-  function iris.compile_file(path, opts)
-    if type(path) ~= "string" then
-      errors.raise("invalid_argument", "iris.compile_file(path [, opts]): path must be a string, got %s", describe(path))
-    end
-    local file, err = io.open(path, "rb")
-    if not file then errors.raise("invalid_argument", "iris.compile_file: cannot open %s", err) end
-    local source = file:read("*a")
-    file:close()
-    return compile(source, opts, path, path, path)
-  end
-
-  iris.bench = bench
-
-  require("iris.context").Context.device_barrier = M.device_barrier
+  local origin = snippet_origin(source)
+  return compile(source, opts, origin, "the snippet at " .. origin, opts and opts.name or "snippet")
 end
 
+-- iris.compile_file(path [, opts])
+function M.compile_file(path, opts)
+  if type(path) ~= "string" then
+    errors.raise("invalid_argument", "iris.compile_file(path [, opts]): path must be a string, got %s", describe(path))
+  end
+  local file, err = io.open(path, "rb")
+  if not file then errors.raise("invalid_argument", "iris.compile_file: cannot open %s", err) end
+  local source = file:read("*a")
+  file:close()
+  return compile(source, opts, path, path, path)
+end
+
+M.bench = bench
+
 -- ctx:device_barrier(): a barrier among the ranks' devices (kernels/device_barrier.hip), asynchronous
--- like a launch.
+-- like a launch (iris.context attaches it and checks that it is called on the context).
 function M.device_barrier(ctx)
-  require("iris.context").check_context(ctx, "ctx:device_barrier")
   errors.check(C.iris_device_barrier())
 end
 

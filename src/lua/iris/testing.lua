@@ -527,26 +527,26 @@ local function run_now(name, fn, file)
   end
 end
 
-function M.install(iris)
-  function iris.test(name, fn)
-    if type(name) ~= "string" or name == "" or type(fn) ~= "function" then
-      errors.raise("invalid_argument", "iris.test(name, fn) takes a name and a function, got %s and %s",
-        type(name) == "string" and ("%q"):format(name) or type(name), type(fn))
-    end
-    if running == nil then return run_now(name, fn, debug.getinfo(2, "S").short_src) end
-    if running.phase == "case" then
-      errors.raise("invalid_argument", "iris.test('%s') inside the test case '%s': declare cases at the top level of the file",
-        name, running.label)
-    end
-    running.cases[#running.cases + 1] = { name = name, fn = fn }
+-- iris.test(name, fn)
+function M.test(name, fn)
+  if type(name) ~= "string" or name == "" or type(fn) ~= "function" then
+    errors.raise("invalid_argument", "iris.test(name, fn) takes a name and a function, got %s and %s",
+      type(name) == "string" and ("%q"):format(name) or type(name), type(fn))
   end
+  if running == nil then return run_now(name, fn, debug.getinfo(2, "S").short_src) end
+  if running.phase == "case" then
+    errors.raise("invalid_argument", "iris.test('%s') inside the test case '%s': declare cases at the top level of the file",
+      name, running.label)
+  end
+  running.cases[#running.cases + 1] = { name = name, fn = fn }
+end
 
-  function iris.skip(reason)
-    if running == nil then
-      errors.raise("invalid_argument", "iris.skip() belongs in a test case (iris.test) or at the top of a file run by `iris-lua test`")
-    end
-    error(setmetatable({ reason = reason ~= nil and tostring(reason) or "no reason given" }, Skip), 0)
+-- iris.skip([reason])
+function M.skip(reason)
+  if running == nil then
+    errors.raise("invalid_argument", "iris.skip() belongs in a test case (iris.test) or at the top of a file run by `iris-lua test`")
   end
+  error(setmetatable({ reason = reason ~= nil and tostring(reason) or "no reason given" }, Skip), 0)
 end
 
 return M
