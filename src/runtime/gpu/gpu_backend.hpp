@@ -26,7 +26,6 @@
 #include <vector>
 
 #include "comm/comm.hpp"
-#include "core/env.hpp"
 #include "core/error.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/fault_report.hpp"
@@ -91,7 +90,7 @@ class GpuBackend : public Backend {
 
  protected:
   GpuBackend(const Api& api, const comm::Comm& comm)
-      : calls(api), comm_(comm), launch_blocking_(env::get(env::Var::launch_blocking).value_or("0") == "1") {}
+      : calls(api), comm_(comm) {}
 
   [[noreturn]] void fail(Status result, const char* call, const std::string& what, Errc kind);
   // Before a heap exported on another GPU (ordinal `ordinal` in this process) is opened for `peer`:
@@ -107,7 +106,6 @@ class GpuBackend : public Backend {
   std::string device_name_;
   DeviceLimits limits_;
   typename Api::Stream stream_ = nullptr;
-  const bool launch_blocking_;  // IRIS_LAUNCH_BLOCKING=1: wait after every launch
   FaultState faults_;
 
   void* heap_ = nullptr;

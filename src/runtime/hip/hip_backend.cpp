@@ -60,9 +60,8 @@ HipBackend::HipBackend(const comm::Comm& comm) : GpuBackend(hip::Api{hip::runtim
   check(api.hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking), "hipStreamCreateWithFlags",
         "creating the stream");
   log::write(log::Level::info,
-             format("hip: node-local rank %d on GPU %d of %d: %s (%s), HIP %s%s", comm.local_rank(), device_,
-                    device_count_, device_name_.c_str(), arch_.c_str(), hip::version_text(api.version).c_str(),
-                    launch_blocking_ ? ", IRIS_LAUNCH_BLOCKING=1" : ""));
+             format("hip: node-local rank %d on GPU %d of %d: %s (%s), HIP %s", comm.local_rank(), device_,
+                    device_count_, device_name_.c_str(), arch_.c_str(), hip::version_text(api.version).c_str()));
 }
 
 HipBackend::~HipBackend() {

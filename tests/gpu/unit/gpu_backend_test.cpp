@@ -1,4 +1,4 @@
-// The code the cuda and hip backends share (src/runtime/gpu/gpu_backend.hpp, memory.hpp, kernels.hpp),
+// The code the cuda and hip backends share (src/runtime/gpu/gpu_backend.hpp, memory.hpp, execution.hpp),
 // run without a GPU over a fake vendor API that records every call and fails the calls a test asks it
 // to. The fake names its calls as the CUDA driver does, so each expected sequence below is the cuda
 // backend's, as verified on H200s (hip::Api maps each call to its HIP twin). The device tests
@@ -15,6 +15,8 @@
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
+#include "iris/impl/abi.h"
+#include "programs/registry.hpp"
 #include "runtime/gpu/gpu_backend.hpp"
 #include "runtime/gpu/heap_handle.hpp"
 #include "runtime/gpu/execution.hpp"
@@ -334,21 +336,30 @@ TEST_CASE("a wait that reports a fault names the call that reported it", "[unit]
   }
 }
 
-TEST_CASE("IRIS_LAUNCH_BLOCKING=1 waits for each kernel right after its launch", "[unit][gpu]") {
+// IRIS_LAUNCH_BLOCKING is the registry's (programs/registry.cpp): a backend never waits after a launch
+// itself, so a blocking launch waits once.
+TEST_CASE("IRIS_LAUNCH_BLOCKING=1 makes the registry wait once for each kernel right after its launch", "[unit][gpu]") {
   for (const bool blocking : {false, true}) {
-    if (blocking) {
-      setenv("IRIS_LAUNCH_BLOCKING", "1", 1);
-    } else {
-      unsetenv("IRIS_LAUNCH_BLOCKING");
-    }
+    setenv("IRIS_LAUNCH_BLOCKING", "1", 1);  // what the backend would have read, were it its business
     FakeDriver driver;
     FakeBackend backend(driver);
     unsetenv("IRIS_LAUNCH_BLOCKING");
+    abi::DeviceMailbox mailbox{};
+    programs::DeviceContext device;
+    device.backend = &backend;
+    device.mailbox = MappedHostBuffer{&mailbox, &mailbox, sizeof mailbox};
+    programs::RegistryOptions options;
+    options.launch_blocking = blocking;
+    programs::Registry registry(device, options);
     auto module = backend.load_module({});
-    void* kernel = module->function("scale");
-    backend.launch(*module, kernel, launch_config(32), nullptr, "warm-up");  // reads the kernel's limits
+    programs::Kernel kernel;
+    kernel.label = "scale (x.lua:1)";
+    kernel.module = module.get();
+    kernel.function = module->function("scale");
+    backend.launch(*module, kernel.function, launch_config(32), nullptr, "warm-up");  // reads the kernel's limits
+    CHECK(driver.calls.back() == "cuLaunchKernel");
     driver.calls.clear();
-    backend.launch(*module, kernel, launch_config(32), nullptr, "scale (x.lua:1)");
+    registry.launch(kernel, launch_config(32), nullptr);
     CHECK(driver.calls == (blocking ? Calls{"cuLaunchKernel", "cuStreamQuery"} : Calls{"cuLaunchKernel"}));
   }
 }
