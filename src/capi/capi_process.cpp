@@ -45,6 +45,8 @@ void iris_set_last_error(const char* kind, const char* message) {
   capi::t_last_error_kind = kind;
 }
 
+int iris_exit_code(const char* kind) { return exit_code_of(errc_named(kind != nullptr ? kind : "")); }
+
 int iris_rank(void) { return session::comm().rank(); }
 int iris_world_size(void) { return session::comm().size(); }
 int iris_local_rank(void) { return session::comm().local_rank(); }

@@ -30,6 +30,9 @@ const char* iris_last_error(void);
 const char* iris_last_error_kind(void);
 /* Raises nothing: records a Lua-side error kind/message so C++ callers see the same vocabulary. */
 void iris_set_last_error(const char* kind, const char* message);
+/* The process exit code for an error of this kind (src/core/errors.def): 2 for usage and environment
+   errors, 1 for the others (and for a name it does not know). */
+int iris_exit_code(const char* kind);
 
 int iris_rank(void);
 int iris_world_size(void);

@@ -467,7 +467,7 @@ function M.main(...)
     if rank() == 0 then
       io.stderr:write("iris-lua test: ", problem, "\n", USAGE:match("^[^\n]*\n"), "(iris-lua test --help describes the options)\n")
     end
-    return 2
+    return errors.exit_code_of("usage")
   end
   if not ok then return usage_error(options) end
   if options.help then
@@ -504,7 +504,7 @@ function M.main(...)
       junit_file:close()
     end
   end
-  return counts.fail > 0 and 1 or 0
+  return counts.fail > 0 and errors.exit_code_of("assertion") or 0
 end
 
 ---------------------------------------------------------------------------------------------------
