@@ -126,9 +126,13 @@ class Backend {
   MappedHostBuffer mailbox_;  // see watch_mailbox(); host == nullptr until then
 };
 
-// Creates the named backend ("cuda", "hip", "cpu" or "auto") for this rank: picks the device from the
-// node-local rank modulo the device count. Throws Error(environment) saying why a backend is unusable
-// (no driver, no device, not built in) and what to do.
+// Creates the named backend (backend_names()) for this rank: picks the device from the node-local rank
+// modulo the device count. Throws Error(environment) saying why a backend is unusable (no driver, no
+// device, not built in) and what to do. The backends are listed once, in backend_registry.cpp.
 std::unique_ptr<Backend> create_backend(const std::string& name, const comm::Comm& comm);
+// "cuda, hip, cpu or auto": the names create_backend takes, for messages.
+std::string backend_names();
+// The heap a rank of this backend gets when neither iris.init{heap_size=} nor IRIS_HEAP_SIZE names one.
+size_t default_heap_bytes(const Backend& backend);
 
 }  // namespace iris::runtime

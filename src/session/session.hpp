@@ -29,10 +29,6 @@ struct InitOptions {
   size_t heap_bytes = 0;  // 0: IRIS_HEAP_SIZE, else the backend's default
 };
 
-// Heap size when neither iris.init{heap_size=} nor IRIS_HEAP_SIZE names one (docs/environment.md).
-constexpr size_t kDefaultGpuHeapBytes = size_t(1) << 30;
-constexpr size_t kDefaultCpuHeapBytes = size_t(256) << 20;
-
 struct Session {
   comm::Comm& comm;
   std::unique_ptr<runtime::Backend> backend;

@@ -85,7 +85,8 @@ function M.init(options)
   end
   local backend = options.backend
   if backend ~= nil and type(backend) ~= "string" then
-    errors.raise("invalid_argument", "iris.init: backend is a name (cuda, hip, cpu or auto), got a %s", type(backend))
+    errors.raise("invalid_argument", "iris.init: backend is a name (%s), got a %s", ffi.string(C.iris_backend_names()),
+      type(backend))
   end
   local heap_bytes = options.heap_size ~= nil and heap_bytes_of(options.heap_size) or 0
   if the_context == nil and C.iris_initialized() == 0 then
