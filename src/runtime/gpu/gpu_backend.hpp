@@ -44,6 +44,7 @@ class GpuBackend : public Backend {
   const char* name() const override { return Api::name; }
   int device() const override { return device_; }
   std::string device_name() const override { return device_name_; }
+  LaunchLimits launch_limits() const override { return limits_; }
 
   // allocate_heap() is the vendor's.
   std::vector<uint8_t> export_heap() override;
