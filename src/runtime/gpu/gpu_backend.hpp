@@ -7,8 +7,8 @@
 //
 // CudaBackend and HipBackend derive from GpuBackend<Api> and add only what really differs: how a
 // thread binds the device (bind(): CUDA's explicit context, HIP's current device), opening the device
-// and the code target, allocating the heap (fine-grained memory on AMD), peer access
-// (reach_peer_gpu()) and loading a module.
+// and the code target, the heap's device memory (allocate_heap_memory(): fine-grained memory on AMD),
+// peer access (reach_peer_gpu()) and loading a module.
 //
 // Ordering (backend.hpp): one non-blocking stream; every memory operation is enqueued on it and waited
 // for before it returns; only launch() returns early. Modules and events refer to the backend: the
@@ -46,7 +46,7 @@ class GpuBackend : public Backend {
   std::string device_name() const override { return device_name_; }
   LaunchLimits launch_limits() const override { return limits_; }
 
-  // allocate_heap() is the vendor's.
+  void* allocate_heap(size_t bytes) override;
   std::vector<uint8_t> export_heap() override;
   void* import_peer_heap(int peer, int peer_device, const std::vector<uint8_t>& handle, size_t bytes) override;
   void release_heaps() override;
@@ -94,6 +94,9 @@ class GpuBackend : public Backend {
       : calls(api), comm_(comm) {}
 
   [[noreturn]] void fail(Status result, const char* call, const std::string& what, Errc kind);
+  // The device memory of the symmetric heap, as the vendor allocates it; nullptr when the GPU has too
+  // little memory left (allocate_heap() then says how much there is). Throws for other failures.
+  virtual void* allocate_heap_memory(size_t bytes) = 0;
   // Before a heap exported on another GPU (ordinal `ordinal` in this process) is opened for `peer`:
   // checks that this GPU reaches that one and does what the vendor needs for the mapping.
   virtual void reach_peer_gpu(int ordinal, int peer) = 0;
