@@ -41,11 +41,14 @@ function(iris_add_script_test name)
 endfunction()
 
 # iris_cli_test(<name> [RANKS n] [EXIT code] [STDOUT regex...] [STDERR regex...] [NOT_STDERR regex]
-#               [MAX_SECONDS s] [STDIN file] ARGS <iris-lua arguments...>)
-# Runs iris-lua (under mpirun when RANKS > 1) and checks its exit code, output (every regex must
-# match) and duration.
+#               [MAX_SECONDS s] [STDIN file] [LABELS label...] [ENVIRONMENT VAR=value...]
+#               ARGS <iris-lua arguments...> | COMMAND <command line...>)
+# Runs iris-lua with ARGS (under mpirun when RANKS > 1), or COMMAND (a script that drives iris-lua
+# itself), in tests/cli, and checks its exit code, output (every regex must match) and duration.
+# LABELS default to cli; ENVIRONMENT adds to IRIS_TEST_ENVIRONMENT.
 function(iris_cli_test name)
-  cmake_parse_arguments(ARG "" "RANKS;EXIT;NOT_STDERR;MAX_SECONDS;STDIN" "ARGS;STDOUT;STDERR" ${ARGN})
+  cmake_parse_arguments(ARG "" "RANKS;EXIT;NOT_STDERR;MAX_SECONDS;STDIN" "ARGS;COMMAND;STDOUT;STDERR;LABELS;ENVIRONMENT"
+                        ${ARGN})
   if(NOT ARG_RANKS)
     set(ARG_RANKS 1)
   endif()
@@ -55,7 +58,12 @@ function(iris_cli_test name)
   if(NOT ARG_MAX_SECONDS)
     set(ARG_MAX_SECONDS 60)
   endif()
-  if(ARG_RANKS EQUAL 1)
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS cli)
+  endif()
+  if(ARG_COMMAND)
+    set(command ${ARG_COMMAND})
+  elseif(ARG_RANKS EQUAL 1)
     set(command $<TARGET_FILE:iris-lua> ${ARG_ARGS})
   else()
     set(command ${IRIS_MPIRUN} -np ${ARG_RANKS} $<TARGET_FILE:iris-lua> ${ARG_ARGS})
@@ -72,5 +80,6 @@ function(iris_cli_test name)
       -P ${PROJECT_SOURCE_DIR}/tests/cli/run_and_check.cmake
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/tests/cli)
   math(EXPR timeout "${ARG_MAX_SECONDS} + 30")
-  set_tests_properties(cli/${name} PROPERTIES ENVIRONMENT "${IRIS_TEST_ENVIRONMENT}" LABELS cli TIMEOUT ${timeout})
+  set(environment ${IRIS_TEST_ENVIRONMENT} ${ARG_ENVIRONMENT})
+  set_tests_properties(cli/${name} PROPERTIES ENVIRONMENT "${environment}" LABELS "${ARG_LABELS}" TIMEOUT ${timeout})
 endfunction()
