@@ -16,6 +16,14 @@ set(IRIS_MPIRUN ${IRIS_MPIEXEC} --oversubscribe --bind-to none)
 
 set(IRIS_TEST_WRAPPER ${PROJECT_SOURCE_DIR}/tests/with_backend.sh)
 
+# iris_catch2_tests(<target> <sources...>): a Catch2 test program over every layer of iris-lua (it
+# exports the iris_* functions, as iris-lua does, so embedded Lua reaches them).
+function(iris_catch2_tests target)
+  add_executable(${target} ${ARGN})
+  iris_link_layers(${target})
+  target_link_libraries(${target} PRIVATE Catch2::Catch2)
+endfunction()
+
 # iris_add_mpi_test(<name> <ranks> <command...>)
 function(iris_add_mpi_test name np)
   add_test(NAME ${name} COMMAND ${IRIS_TEST_WRAPPER} ${IRIS_MPIRUN} -np ${np} ${ARGN})
