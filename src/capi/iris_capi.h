@@ -1,7 +1,7 @@
 /* The one boundary between the C++ core and the Lua module.
  *
  * Every function the Lua side calls is declared in a header of this folder, between the cdef markers;
- * the build turns those declarations into the Lua module iris.cdef (cmake/IrisCdef.cmake), so the C and
+ * the build turns those declarations into the Lua module iris.cdef (cmake/generate_cdef.cmake), so the C and
  * Lua views cannot drift apart. Conventions (as lua-resty-core's):
  *   - names start with iris_;
  *   - a function that can fail returns int: 0 on success, -1 on failure, with the message in
@@ -9,7 +9,9 @@
  *   - Lua raises the error at the caller's line (src/lua/iris/errors.lua).
  * Bump IRIS_ABI_VERSION when a declaration changes; the Lua side refuses a host of another version.
  *
- * This header holds the process-level functions; the others are capi_heap.h, capi_kernel.h, ...
+ * This header holds the process-level functions (version, errors, ranks, logging, host collectives and
+ * the byte exchange); the others: capi_memory.h (session, heap, tensor memory), capi_kernels.h
+ * (compiling and launching), capi_testing.h (the test runner), capi_repl.h (the REPL).
  */
 #ifndef IRIS_CAPI_H
 #define IRIS_CAPI_H

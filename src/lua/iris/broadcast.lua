@@ -1,4 +1,4 @@
--- ctx:broadcast(value [, root]): root's value on every rank (shared/API.md "Context").
+-- ctx:broadcast(value [, root]): root's value on every rank (docs/memory.md, "Context services").
 --
 -- Lua values (nil, booleans, numbers, strings and tables of those, nested, any keys of those types)
 -- are serialized on the root, sent as bytes (iris.exchange) and rebuilt elsewhere; the root

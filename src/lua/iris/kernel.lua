@@ -1,5 +1,5 @@
--- iris.compile, iris.compile_file, kernels and their launches, iris.bench (shared/API.md "Kernels";
--- docs/kernels.md explains the pipeline).
+-- iris.compile, iris.compile_file, kernels and their launches, iris.bench (docs/kernels.md: the Lua
+-- side and the pipeline behind it).
 --
 -- Checking and marshalling arguments is policy, so it lives here. Each kernel gets a launch function
 -- generated for its signature (loadstring): fixed argument slots allocated once, one check per

@@ -1,4 +1,4 @@
--- Tensors on the symmetric heap (shared/API.md "Tensors"; docs/memory.md "Tensor representation").
+-- Tensors on the symmetric heap (docs/memory.md, "Tensor representation").
 --
 -- A tensor is a Lua table:
 --   dtype       the dtype's name (public)

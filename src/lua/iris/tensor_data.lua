@@ -192,7 +192,7 @@ function M.clone(self)
   local dims = self:shape()
   local out = tensor.allocate("t:clone()", dims, self._numel, self._dt, false)
   out:copy(self)
-  -- every rank wrote its copy before any rank gets the tensor (shared/API.md "Memory rules")
+  -- every rank wrote its copy before any rank gets the tensor (docs/memory.md)
   if C.iris_world_size() > 1 then errors.check(C.iris_barrier("t:clone()")) end
   return out
 end
