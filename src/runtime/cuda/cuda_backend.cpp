@@ -70,15 +70,7 @@ CudaBackend::CudaBackend(const comm::Comm& comm) : GpuBackend(cuda::Api{cuda::dr
 }
 
 CudaBackend::~CudaBackend() {
-  // After a fault the context is unusable and every call would fail: the process is ending anyway.
-  if (faults_.faulted()) return;
-  try {
-    release_heaps();
-    bind();
-  } catch (const Error& e) {
-    log::write(log::Level::warning, format("cuda: closing GPU %d: %s", device_, e.what()));
-    return;
-  }
+  if (!release_for_close()) return;
   cu.cuStreamDestroy(stream_);
   cu.cuDevicePrimaryCtxRelease(device_handle_);
   t_bound_context = nullptr;

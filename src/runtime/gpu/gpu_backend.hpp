@@ -27,6 +27,7 @@
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/fault_report.hpp"
 #include "runtime/gpu/launch_limits.hpp"
@@ -94,6 +95,10 @@ class GpuBackend : public Backend {
       : calls(api), comm_(comm) {}
 
   [[noreturn]] void fail(Status result, const char* call, const std::string& what, Errc kind);
+  // The start of the vendor's destructor: releases the heaps and binds the device for the vendor's own
+  // releases. False when those are to be skipped: after a fault the device is unusable and every call
+  // would fail (the process is ending anyway), or releasing failed (a warning says so).
+  bool release_for_close();
   // The device memory of the symmetric heap, as the vendor allocates it; nullptr when the GPU has too
   // little memory left (allocate_heap() then says how much there is). Throws for other failures.
   virtual void* allocate_heap_memory(size_t bytes) = 0;
@@ -136,6 +141,19 @@ void GpuBackend<Api>::fail(Status result, const char* call, const std::string& w
   faults_.throw_if_faulted();
   if (Api::is_device_fault(result)) faults_.raise(calls.error_text(result), call, device_, device_name_, mailbox_);
   throw Error(kind, format("%s: %s returned %s", what.c_str(), call, calls.error_text(result).c_str()));
+}
+
+template <class Api>
+bool GpuBackend<Api>::release_for_close() {
+  if (faults_.faulted()) return false;
+  try {
+    release_heaps();
+    bind();
+  } catch (const Error& e) {
+    log::write(log::Level::warning, format("%s: closing GPU %d: %s", Api::name, device_, e.what()));
+    return false;
+  }
+  return true;
 }
 
 template <class Api>

@@ -65,15 +65,7 @@ HipBackend::HipBackend(const comm::Comm& comm) : GpuBackend(hip::Api{hip::runtim
 }
 
 HipBackend::~HipBackend() {
-  // After a fault the device is unusable and every call would fail: the process is ending anyway.
-  if (faults_.faulted()) return;
-  try {
-    release_heaps();
-    bind();
-  } catch (const Error& e) {
-    log::write(log::Level::warning, format("hip: closing GPU %d: %s", device_, e.what()));
-    return;
-  }
+  if (!release_for_close()) return;
   (void)api.hipStreamDestroy(stream_);  // best effort: nothing to do about a failure at teardown
 }
 
