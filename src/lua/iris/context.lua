@@ -8,9 +8,7 @@ local ffi = require "ffi"
 local errors = require "iris.errors"
 local dtypes = require "iris.dtypes"
 local tensor = require "iris.tensor"
-local creation = require "iris.creation"
-local broadcast = require "iris.broadcast"
-local kernel = require "iris.kernel"
+local creation, broadcast, kernel = require "iris.creation", require "iris.broadcast", require "iris.kernel"
 local C = ffi.C
 
 local M = {}
