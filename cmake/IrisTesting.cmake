@@ -16,6 +16,14 @@ set(IRIS_MPIRUN ${IRIS_MPIEXEC} --oversubscribe --bind-to none)
 
 set(IRIS_TEST_WRAPPER ${PROJECT_SOURCE_DIR}/tests/with_backend.sh)
 
+# iris_catch2_tests(<target> <sources...>): a Catch2 test program over every layer of iris-lua (it
+# exports the iris_* functions, as iris-lua does, so embedded Lua reaches them).
+function(iris_catch2_tests target)
+  add_executable(${target} ${ARGN})
+  iris_link_layers(${target})
+  target_link_libraries(${target} PRIVATE Catch2::Catch2)
+endfunction()
+
 # iris_add_mpi_test(<name> <ranks> <command...>)
 function(iris_add_mpi_test name np)
   add_test(NAME ${name} COMMAND ${IRIS_TEST_WRAPPER} ${IRIS_MPIRUN} -np ${np} ${ARGN})
@@ -41,11 +49,14 @@ function(iris_add_script_test name)
 endfunction()
 
 # iris_cli_test(<name> [RANKS n] [EXIT code] [STDOUT regex...] [STDERR regex...] [NOT_STDERR regex]
-#               [MAX_SECONDS s] [STDIN file] ARGS <iris-lua arguments...>)
-# Runs iris-lua (under mpirun when RANKS > 1) and checks its exit code, output (every regex must
-# match) and duration.
+#               [MAX_SECONDS s] [STDIN file] [LABELS label...] [ENVIRONMENT VAR=value...]
+#               ARGS <iris-lua arguments...> | COMMAND <command line...>)
+# Runs iris-lua with ARGS (under mpirun when RANKS > 1), or COMMAND (a script that drives iris-lua
+# itself), in tests/cli, and checks its exit code, output (every regex must match) and duration.
+# LABELS default to cli; ENVIRONMENT adds to IRIS_TEST_ENVIRONMENT.
 function(iris_cli_test name)
-  cmake_parse_arguments(ARG "" "RANKS;EXIT;NOT_STDERR;MAX_SECONDS;STDIN" "ARGS;STDOUT;STDERR" ${ARGN})
+  cmake_parse_arguments(ARG "" "RANKS;EXIT;NOT_STDERR;MAX_SECONDS;STDIN" "ARGS;COMMAND;STDOUT;STDERR;LABELS;ENVIRONMENT"
+                        ${ARGN})
   if(NOT ARG_RANKS)
     set(ARG_RANKS 1)
   endif()
@@ -55,7 +66,12 @@ function(iris_cli_test name)
   if(NOT ARG_MAX_SECONDS)
     set(ARG_MAX_SECONDS 60)
   endif()
-  if(ARG_RANKS EQUAL 1)
+  if(NOT ARG_LABELS)
+    set(ARG_LABELS cli)
+  endif()
+  if(ARG_COMMAND)
+    set(command ${ARG_COMMAND})
+  elseif(ARG_RANKS EQUAL 1)
     set(command $<TARGET_FILE:iris-lua> ${ARG_ARGS})
   else()
     set(command ${IRIS_MPIRUN} -np ${ARG_RANKS} $<TARGET_FILE:iris-lua> ${ARG_ARGS})
@@ -72,5 +88,6 @@ function(iris_cli_test name)
       -P ${PROJECT_SOURCE_DIR}/tests/cli/run_and_check.cmake
     WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/tests/cli)
   math(EXPR timeout "${ARG_MAX_SECONDS} + 30")
-  set_tests_properties(cli/${name} PROPERTIES ENVIRONMENT "${IRIS_TEST_ENVIRONMENT}" LABELS cli TIMEOUT ${timeout})
+  set(environment ${IRIS_TEST_ENVIRONMENT} ${ARG_ENVIRONMENT})
+  set_tests_properties(cli/${name} PROPERTIES ENVIRONMENT "${environment}" LABELS "${ARG_LABELS}" TIMEOUT ${timeout})
 endfunction()

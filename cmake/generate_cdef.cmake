@@ -22,7 +22,8 @@ endforeach()
 if(abi_version STREQUAL "")
   message(FATAL_ERROR "no header defines IRIS_ABI_VERSION")
 endif()
-file(WRITE ${OUTPUT} "-- Generated from src/capi/*.h by cmake/generate_cdef.cmake: every C function the Lua side calls.
+file(WRITE ${OUTPUT} "-- Generated from src/capi/*.h and device/iris/impl/abi.h by cmake/generate_cdef.cmake: every C
+-- function and type the Lua side uses.
 local ffi = require \"ffi\"
 ffi.cdef [[
 ${declarations}]]

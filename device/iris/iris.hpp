@@ -175,11 +175,9 @@ IRIS_DEVICE void copy_block(const T* src, T* dst, size_t count, int from_rank, i
                             const uint64_t* hb);
 
 // ---- The context a kernel receives from Lua (iris::Context, passed by value) ----------------------
-// Layout: abi::ContextData. Its methods are the calls above without the current rank and `hb`.
-struct Context {
-  const uint64_t* heap_bases;  // world_size entries
-  int32_t rank;                // the current rank
-  int32_t world_size;
+// Its fields are abi::ContextData's (impl/abi.h): heap_bases (world_size entries), rank (the current
+// rank), world_size. Its methods are the calls above without the current rank and `hb`.
+struct Context : abi::ContextData {
 
   template <class T> IRIS_DEVICE T* translate(T* p, int to_rank) const;
   template <class T> IRIS_DEVICE T load(const T* p, int from_rank) const;

@@ -12,11 +12,6 @@
 
 using namespace iris;
 
-static_assert(sizeof(iris_context_data) == sizeof(abi::ContextData) &&
-                  offsetof(iris_context_data, rank) == offsetof(abi::ContextData, rank) &&
-                  offsetof(iris_context_data, world_size) == offsetof(abi::ContextData, world_size),
-              "iris_context_data must match abi::ContextData");
-
 struct iris_timer {
   std::unique_ptr<runtime::Event> start;
   std::unique_ptr<runtime::Event> stop;
@@ -110,13 +105,24 @@ int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uin
   });
 }
 
+int iris_launch_limits(uint32_t* max_grid, uint32_t* max_block, uint32_t* max_threads_per_block) {
+  return capi::guarded([&] {
+    const runtime::LaunchLimits limits = session::backend().launch_limits();
+    for (int i = 0; i < 3; ++i) {
+      max_grid[i] = limits.max_grid[i];
+      max_block[i] = limits.max_block[i];
+    }
+    *max_threads_per_block = limits.max_threads_per_block;
+  });
+}
+
 int iris_device_barrier(void) {
   return capi::guarded([&] { session::registry().device_barrier(); });
 }
 
 int iris_timer_create(iris_timer** out) {
   return capi::guarded([&] {
-    runtime::Backend& backend = session::registry().backend();
+    runtime::Backend& backend = session::backend();
     auto timer = std::make_unique<iris_timer>();
     timer->start = backend.create_event();
     timer->stop = backend.create_event();

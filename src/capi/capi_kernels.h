@@ -15,13 +15,6 @@ typedef struct iris_program iris_program;
 typedef struct iris_kernel iris_kernel;
 typedef struct iris_timer iris_timer;
 
-/* iris::Context as a kernel receives it (abi::ContextData). */
-typedef struct iris_context_data {
-  const uint64_t* heap_bases;
-  int32_t rank;
-  int32_t world_size;
-} iris_context_data;
-
 /* How Lua passes a parameter (programs::ParamKind). */
 enum {
   IRIS_PARAM_POINTER = 0,
@@ -37,7 +30,8 @@ typedef struct iris_param_info {
   const char* name;  /* "buf" */
   const char* type;  /* as declared, template arguments substituted: "const float*" */
   int kind;          /* IRIS_PARAM_* */
-  const char* ctype; /* C type of the argument slot: "int32_t", "double", "void*", "iris_context_data" */
+  const char* ctype; /* C type of the argument slot: "int32_t", "double", "void*", "iris_context_data"
+                        (iris::Context, declared in the device header's impl/abi.h) */
   const char* dtype; /* pointer: tensor dtype it takes, "" for void*; scalar: its dtype */
   double min, max;   /* integers: the range the type holds */
 } iris_param_info;
@@ -62,6 +56,10 @@ int iris_kernel_launch(iris_kernel* kernel, const uint32_t* dims, uint64_t share
 /* Backend::time_raw_launches: the same launch `iterations` times straight through the driver. */
 int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uint64_t shared_bytes, void** args,
                                   int iterations, double* seconds);
+
+/* The largest launch the device takes (Backend::launch_limits): grid x, y, z, block x, y, z, and
+   threads per block. Fails before iris_init (unless a registry of its own is in place). */
+int iris_launch_limits(uint32_t* max_grid, uint32_t* max_block, uint32_t* max_threads_per_block);
 
 /* ctx:device_barrier() (asynchronous, like a launch). */
 int iris_device_barrier(void);

@@ -36,6 +36,11 @@ int iris_init(const char* backend, uint64_t heap_bytes) {
 
 int iris_initialized(void) { return session::initialized() ? 1 : 0; }
 
+const char* iris_backend_names(void) {
+  static const std::string names = runtime::backend_names();
+  return names.c_str();
+}
+
 const char* iris_backend_name(void) { return session::initialized() ? session_backend().name() : ""; }
 
 const char* iris_device_name(void) {

@@ -20,6 +20,8 @@ extern "C" {
    defaults. After the first call the session exists and later calls change nothing. */
 int iris_init(const char* backend, uint64_t heap_bytes);
 int iris_initialized(void);
+/* "cuda, hip, cpu or auto": the backends iris_init takes, for messages. */
+const char* iris_backend_names(void);
 /* The session's facts; "" / 0 before iris_init. */
 const char* iris_backend_name(void);
 const char* iris_device_name(void);

@@ -23,6 +23,12 @@ void set_last_error(Errc code, const std::string& message) {
   t_last_error_kind = name_of(code);
 }
 
+// The C API's exchange routes are comm::Route's, in the same order.
+static_assert(static_cast<int>(comm::Route::to_all) == IRIS_ROUTE_TO_ALL &&
+                  static_cast<int>(comm::Route::from_root) == IRIS_ROUTE_FROM_ROOT &&
+                  static_cast<int>(comm::Route::to_root) == IRIS_ROUTE_TO_ROOT,
+              "IRIS_ROUTE_* must match comm::Route");
+
 }  // namespace iris::capi
 
 using namespace iris;
@@ -38,6 +44,8 @@ void iris_set_last_error(const char* kind, const char* message) {
   capi::t_last_error = message;
   capi::t_last_error_kind = kind;
 }
+
+int iris_exit_code(const char* kind) { return exit_code_of(errc_named(kind != nullptr ? kind : "")); }
 
 int iris_rank(void) { return session::comm().rank(); }
 int iris_world_size(void) { return session::comm().size(); }
@@ -60,8 +68,21 @@ int iris_announce(const char* op, uint64_t arg, uint64_t* args_of_all_ranks) {
   });
 }
 
-int iris_broadcast_bytes(void* data, size_t bytes, int root) {
-  return capi::guarded([&] { session::comm().broadcast(data, bytes, root); });
+int iris_exchange_bytes(int lane, int route, int root, const char* op, const char* mine, size_t bytes,
+                        const char** received, uint64_t* lengths) {
+  static thread_local std::string joined;
+  return capi::guarded([&] {
+    if (lane != IRIS_LANE_JOB && lane != IRIS_LANE_SESSION) throw Error(Errc::internal, format("no exchange lane %d", lane));
+    if (route < IRIS_ROUTE_TO_ALL || route > IRIS_ROUTE_TO_ROOT) throw Error(Errc::internal, format("no exchange route %d", route));
+    auto parts = session::comm().exchange(lane == IRIS_LANE_JOB ? comm::Lane::job : comm::Lane::session,
+                                          static_cast<comm::Route>(route), root, op, mine, bytes);
+    joined.clear();
+    for (size_t r = 0; r < parts.size(); ++r) {
+      joined += parts[r];
+      lengths[r] = parts[r].size();
+    }
+    *received = joined.data();
+  });
 }
 
 int iris_comm_renew(void) {

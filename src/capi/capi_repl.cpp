@@ -12,7 +12,6 @@
 #include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "repl/capture.hpp"
-#include "repl/channel.hpp"
 #include "repl/interrupts.hpp"
 #include "repl/line_reader.hpp"
 #include "repl/terminal.hpp"
@@ -24,15 +23,12 @@ namespace {
 enum Input { kPipe = 0, kPrompts = 1, kEditing = 2 };
 
 struct ReplSession {
-  std::unique_ptr<repl::Channel> channel;
   std::unique_ptr<repl::TerminalRelay> relay;        // rank 0 under mpirun from a terminal
   std::unique_ptr<repl::LineReader> reader;          // rank 0
   repl::OutputCapture capture;
   int console = -1;  // the real stderr, for the Ctrl-C handler's messages
-  std::unique_ptr<runtime::Event> timer_start, timer_stop;
   // Buffers behind the returned pointers.
-  std::string line, command, captured_out, captured_err;
-  std::vector<std::string> results;
+  std::string line, captured_out, captured_err;
 
   ~ReplSession() {
     repl::uninstall_interrupts();
@@ -61,14 +57,19 @@ Input open_input(ReplSession& s, bool stdin_is_terminal) {
   return launcher_reads_terminal ? kPrompts : kPipe;
 }
 
-// Rank 0: the ranks a Ctrl-C is forwarded to (those on this host) and a note naming the others.
-void prepare_forwarding(const repl::Channel& channel) {
-  const auto& processes = channel.processes();
+// Collective. Rank 0 learns which ranks a Ctrl-C is forwarded to (those on its host, by process id)
+// and sets a note naming the others.
+void prepare_forwarding(comm::Comm& comm) {
+  const std::string mine = std::to_string(::getpid()) + " " + iris_repl_host_name();
+  auto processes = comm.exchange(comm::Lane::session, comm::Route::to_root, 0, "REPL: processes", mine.data(),
+                                 mine.size());
+  if (comm.rank() != 0) return;
+  auto host_of = [](const std::string& process) { return process.substr(process.find(' ') + 1); };
   std::vector<pid_t> local;
   std::string unreachable;
-  for (int r = 1; r < channel.size(); ++r) {
-    if (processes[r].host == processes[0].host) {
-      local.push_back(processes[r].pid);
+  for (int r = 1; r < comm.size(); ++r) {
+    if (host_of(processes[r]) == host_of(processes[0])) {
+      local.push_back(static_cast<pid_t>(std::stol(processes[r])));
     } else {
       unreachable += (unreachable.empty() ? "" : ", ") + std::to_string(r);
     }
@@ -94,8 +95,8 @@ int iris_repl_open(int stdin_is_terminal, int* input) {
   return capi::guarded([&] {
     if (g_session) throw Error(Errc::invalid_argument, "the REPL is already running");
     auto s = std::make_unique<capi::ReplSession>();
-    s->channel = std::make_unique<repl::Channel>(session::comm());
-    bool root = s->channel->rank() == 0;
+    comm::Comm& comm = session::comm();
+    bool root = comm.rank() == 0;
     *input = capi::kPipe;
     if (root) {
       *input = capi::open_input(*s, stdin_is_terminal != 0);
@@ -103,8 +104,8 @@ int iris_repl_open(int stdin_is_terminal, int* input) {
       if (*input == capi::kEditing && !s->reader->line_editing()) *input = capi::kPrompts;
     }
     repl::install_interrupts(root);
+    capi::prepare_forwarding(comm);
     if (root) {
-      capi::prepare_forwarding(*s->channel);
       s->console = ::fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3);
       repl::set_interrupt_console(s->console);
     }
@@ -131,33 +132,6 @@ int iris_repl_remember(const char* line) {
   return capi::guarded([&] {
     auto& s = repl_session();
     if (s.reader) s.reader->remember(line);
-  });
-}
-
-int iris_repl_share_command(const char* command, size_t bytes, const char** out, size_t* out_bytes) {
-  return capi::guarded([&] {
-    auto& s = repl_session();
-    s.command = s.channel->share_command(std::string(command != nullptr ? command : "", bytes));
-    *out = s.command.data();
-    *out_bytes = s.command.size();
-  });
-}
-
-int iris_repl_gather_results(const char* mine, size_t bytes) {
-  return capi::guarded([&] {
-    auto& s = repl_session();
-    s.results = s.channel->gather_results(std::string(mine, bytes));
-  });
-}
-
-int iris_repl_result(int rank, const char** data, size_t* bytes) {
-  return capi::guarded([&] {
-    auto& s = repl_session();
-    if (rank < 0 || static_cast<size_t>(rank) >= s.results.size()) {
-      throw Error(Errc::invalid_argument, format("no REPL result for rank %d", rank));
-    }
-    *data = s.results[rank].data();
-    *bytes = s.results[rank].size();
   });
 }
 
@@ -188,41 +162,5 @@ const char* iris_repl_host_name(void) {
 }
 
 int64_t iris_repl_pid(void) { return ::getpid(); }
-
-const char* iris_repl_device(void) {
-  static std::string text;
-  text.clear();
-  if (session::initialized()) {
-    auto& backend = *session::current().backend;
-    text = format("%s device %d (%s)", backend.name(), backend.device(), backend.device_name().c_str());
-  }
-  return text.c_str();
-}
-
-int iris_repl_device_timer_start(void) {
-  return capi::guarded([&] {
-    auto& s = repl_session();
-    s.timer_start.reset();
-    s.timer_stop.reset();
-    if (!session::initialized()) throw Error(Errc::unsupported, "iris.init() has not run on this rank");
-    auto& backend = *session::current().backend;
-    auto start = backend.create_event();
-    auto stop = backend.create_event();
-    start->record();
-    s.timer_start = std::move(start);
-    s.timer_stop = std::move(stop);
-  });
-}
-
-int iris_repl_device_timer_stop(double* milliseconds) {
-  return capi::guarded([&] {
-    auto& s = repl_session();
-    if (!s.timer_start) throw Error(Errc::internal, "the device timer was not started");
-    s.timer_stop->record();
-    *milliseconds = s.timer_stop->elapsed_ms_since(*s.timer_start);
-    s.timer_start.reset();
-    s.timer_stop.reset();
-  });
-}
 
 }  // extern "C"

@@ -1,8 +1,8 @@
 /* The REPL's C side (docs/repl.md): the Lua side (src/lua/iris/repl.lua) holds the policy (chunks,
  * meta-commands, printing); these functions hold the mechanism: reading lines on rank 0, the terminal
- * under mpirun, sending commands to every rank and gathering results, capturing a rank's output,
- * Ctrl-C, device timing. Strings returned through `const char**` stay valid until the next call of the
- * same function. */
+ * under mpirun, capturing a rank's output, Ctrl-C. Commands and results travel between the ranks
+ * through iris_exchange_bytes (IRIS_LANE_SESSION), chunks are timed with iris_timer. Strings returned
+ * through `const char**` stay valid until the next call of the same function. */
 #ifndef IRIS_CAPI_REPL_H
 #define IRIS_CAPI_REPL_H
 
@@ -25,12 +25,6 @@ int iris_repl_close(void);
 int iris_repl_read_line(const char* prompt, int* status, const char** line, size_t* bytes);
 int iris_repl_remember(const char* line);
 
-/* Rank 0 passes the command; every rank gets it back in *out. */
-int iris_repl_share_command(const char* command, size_t bytes, const char** out, size_t* out_bytes);
-/* Every rank passes its result; then, on rank 0, iris_repl_result(r, ...) gives rank r's. */
-int iris_repl_gather_results(const char* mine, size_t bytes);
-int iris_repl_result(int rank, const char** data, size_t* bytes);
-
 /* What Ctrl-C does during a command (src/repl/interrupts.hpp). end returns the Ctrl-C presses. */
 void iris_repl_begin_command(uint32_t sequence);
 void iris_repl_begin_running(void);
@@ -41,15 +35,9 @@ int iris_repl_end_command(void);
 int iris_repl_begin_capture(void);
 int iris_repl_end_capture(const char** out, size_t* out_bytes, const char** err, size_t* err_bytes);
 
-/* This process, for :ranks. The device is "" until iris.init() ran. */
+/* This process, for :ranks. */
 const char* iris_repl_host_name(void);
 int64_t iris_repl_pid(void);
-const char* iris_repl_device(void);
-
-/* Device time of a chunk, from events on this rank's stream. Fails, saying why, without a runtime or
-   when the backend has no events yet. */
-int iris_repl_device_timer_start(void);
-int iris_repl_device_timer_stop(double* milliseconds);
 /* cdef:end */
 
 #ifdef __cplusplus

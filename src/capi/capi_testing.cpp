@@ -1,4 +1,4 @@
-// The test runner's mechanism (capi_testing.h): test files, result exchange, per-case timeout.
+// The test runner's mechanism (capi_testing.h): test files and the per-case timeout.
 #include "capi/capi_testing.h"
 
 #include <algorithm>
@@ -14,10 +14,8 @@
 #include <vector>
 
 #include "capi/guard.hpp"
-#include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
-#include "session/session.hpp"
 
 namespace iris::capi {
 namespace {
@@ -25,11 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
-// The name the exchange announces: a rank in a case's collective sees it in its mismatch message.
-const char* kExchangeOp = "iris-lua test: exchange of case results";
-
 thread_local std::string t_file_list;
-thread_local std::string t_exchanged;
 
 std::vector<std::string> lua_files_under(const fs::path& dir) {
   std::vector<std::string> files;
@@ -149,29 +143,6 @@ int iris_testing_collect_files(const char* path, const char** list, size_t* byte
     }
     *list = capi::t_file_list.data();
     *bytes = capi::t_file_list.size();
-  });
-}
-
-int iris_testing_exchange(const char* mine, size_t bytes, const char** all, uint64_t* lengths) {
-  return capi::guarded([&] {
-    comm::Comm& comm = session::comm();
-    // A rank whose case failed early arrives here while another may still be in a collective of that
-    // case. Both see a mismatch: that rank's case fails with it and comes here; this rank tries again.
-    for (;;) {
-      try {
-        comm.announce(capi::kExchangeOp);
-        break;
-      } catch (const Error& e) {
-        if (e.code() != Errc::divergence) throw;
-      }
-    }
-    std::vector<std::vector<uint8_t>> parts = comm.allgatherv(mine, bytes);
-    capi::t_exchanged.clear();
-    for (size_t r = 0; r < parts.size(); ++r) {
-      capi::t_exchanged.append(parts[r].begin(), parts[r].end());
-      lengths[r] = parts[r].size();
-    }
-    *all = capi::t_exchanged.data();
   });
 }
 

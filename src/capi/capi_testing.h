@@ -1,5 +1,5 @@
-/* The test runner's mechanism: finding test files, exchanging case results between ranks, and the
- * per-case timeout. The policy (what a case is, what is printed) is in src/lua/iris/testing.lua;
+/* The test runner's mechanism: finding test files and the per-case timeout (the ranks exchange case
+ * results through iris_exchange_bytes). The policy (what a case is, what is printed) is in src/lua/iris/testing.lua;
  * docs/lua-testing.md describes both. */
 #ifndef IRIS_CAPI_TESTING_H
 #define IRIS_CAPI_TESTING_H
@@ -16,10 +16,6 @@ extern "C" {
  * sorted). `*list` receives the paths, each followed by a '\0', `*bytes` their total length; valid until
  * the next call. A path that does not exist is a usage error. */
 int iris_testing_collect_files(const char* path, const char** list, size_t* bytes);
-/* Collective: every rank contributes `bytes` bytes of `mine`; `*all` receives every rank's bytes one
- * after the other (valid until the next call) and `lengths[r]` rank r's length (world_size entries).
- * A rank still inside a collective of the case before (it fails there with a mismatch) is waited for. */
-int iris_testing_exchange(const char* mine, size_t bytes, const char** all, uint64_t* lengths);
 /* Arms the per-case timeout: `seconds` from now the running Lua code is interrupted with the error
  * `message` (as is, without a position; as Ctrl-C interrupts it); if the case has still not ended `grace_seconds` later (stuck where an
  * interrupt cannot reach), `stuck_message` goes to stderr and the process exits with 1. */

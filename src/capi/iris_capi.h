@@ -1,7 +1,7 @@
 /* The one boundary between the C++ core and the Lua module.
  *
  * Every function the Lua side calls is declared in a header of this folder, between the cdef markers;
- * the build turns those declarations into the Lua module iris.cdef (cmake/IrisCdef.cmake), so the C and
+ * the build turns those declarations into the Lua module iris.cdef (cmake/generate_cdef.cmake), so the C and
  * Lua views cannot drift apart. Conventions (as lua-resty-core's):
  *   - names start with iris_;
  *   - a function that can fail returns int: 0 on success, -1 on failure, with the message in
@@ -9,7 +9,9 @@
  *   - Lua raises the error at the caller's line (src/lua/iris/errors.lua).
  * Bump IRIS_ABI_VERSION when a declaration changes; the Lua side refuses a host of another version.
  *
- * This header holds the process-level functions; the others are capi_heap.h, capi_kernel.h, ...
+ * This header holds the process-level functions (version, errors, ranks, logging, host collectives and
+ * the byte exchange); the others: capi_memory.h (session, heap, tensor memory), capi_kernels.h
+ * (compiling and launching), capi_testing.h (the test runner), capi_repl.h (the REPL).
  */
 #ifndef IRIS_CAPI_H
 #define IRIS_CAPI_H
@@ -17,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IRIS_ABI_VERSION 1
+#define IRIS_ABI_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,6 +32,9 @@ const char* iris_last_error(void);
 const char* iris_last_error_kind(void);
 /* Raises nothing: records a Lua-side error kind/message so C++ callers see the same vocabulary. */
 void iris_set_last_error(const char* kind, const char* message);
+/* The process exit code for an error of this kind (src/core/errors.def): 2 for usage and environment
+   errors, 1 for the others (and for a name it does not know). */
+int iris_exit_code(const char* kind);
 
 int iris_rank(void);
 int iris_world_size(void);
@@ -43,7 +48,23 @@ void iris_log(int level, const char* message);
 int iris_parse_byte_size(const char* text, const char* what, uint64_t* out);
 /* Host collectives for the Lua side: announce() catches divergent calls (see src/comm/comm.hpp). */
 int iris_announce(const char* op, uint64_t arg, uint64_t* args_of_all_ranks);
-int iris_broadcast_bytes(void* data, size_t bytes, int root);
+
+/* Bytes between the ranks: the one exchange the Lua side's own protocols use (the test runner's case
+ * results, the REPL's commands and results, ctx:broadcast's values). Collective: every rank calls it
+ * with the same lane, route and root, and passes `bytes` bytes at `mine`.
+ *   route IRIS_ROUTE_TO_ALL: every rank receives every rank's bytes;
+ *         IRIS_ROUTE_FROM_ROOT: every rank receives root's (the others' are not sent);
+ *         IRIS_ROUTE_TO_ROOT: root receives every rank's, the others nothing.
+ *   lane IRIS_LANE_JOB: one of the job's collectives, announced as `op` (a rank in another collective
+ *        gets a mismatch naming both; a finished peer or Ctrl-C ends the wait with an error);
+ *        IRIS_LANE_SESSION: the REPL's messages, on a communicator of their own that a collective cut
+ *        short by Ctrl-C never disturbs; its waits end only when the bytes are there.
+ * *received: what arrived, rank after rank; lengths[r]: rank r's share (world_size entries, 0 where
+ * nothing came from r). Valid until the next exchange. */
+enum { IRIS_LANE_JOB = 0, IRIS_LANE_SESSION = 1 };
+enum { IRIS_ROUTE_TO_ALL = 0, IRIS_ROUTE_FROM_ROOT = 1, IRIS_ROUTE_TO_ROOT = 2 };
+int iris_exchange_bytes(int lane, int route, int root, const char* op, const char* mine, size_t bytes,
+                        const char** received, uint64_t* lengths);
 /* Collective: continue on fresh communicators after Ctrl-C left collectives out of step (the REPL). */
 int iris_comm_renew(void);
 /* Steady clock in seconds, for timing on the host. */

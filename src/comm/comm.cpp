@@ -9,6 +9,7 @@
 #include <cstring>
 #include <thread>
 
+#include "comm/launcher.hpp"
 #include "comm/mpi_support.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -27,16 +28,6 @@ struct Header {
 };
 static_assert(sizeof(Header) == 64, "fixed-size header");
 
-// Whether this process was started by an MPI launcher (mpirun, srun, hydra).
-bool started_by_launcher() {
-  static const char* kLauncherVariables[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE",
-                                             "MPI_LOCALNRANKS", "MV2_COMM_WORLD_SIZE"};
-  for (const char* name : kLauncherVariables) {
-    if (std::getenv(name) != nullptr) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 void check_mpi(int rc, const char* call) {
@@ -51,6 +42,7 @@ struct Comm::Mpi {
   MPI_Comm world = MPI_COMM_NULL;    // collectives
   MPI_Comm control = MPI_COMM_NULL;  // "I finished" notices, kept apart from collective traffic
   MPI_Comm node = MPI_COMM_NULL;     // ranks of this node
+  MPI_Comm session = MPI_COMM_NULL;  // Lane::session
 };
 
 
@@ -76,6 +68,7 @@ std::unique_ptr<Comm> Comm::create(int* argc, char*** argv) {
   Mpi& m = *comm->m_;
   check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &m.world), "MPI_Comm_dup");
   check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &m.control), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &m.session), "MPI_Comm_dup");
   check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &m.node),
             "MPI_Comm_split_type");
   MPI_Comm_rank(m.world, &comm->rank_);
@@ -136,6 +129,17 @@ void Comm::wait(void* request_ptr, const std::string& what) {
       }
     }
     interrupt::check(what.c_str());
+    backoff.pause();
+  }
+}
+
+void Comm::wait_quietly(void* request_ptr) {
+  auto* request = static_cast<MPI_Request*>(request_ptr);
+  Backoff backoff(std::chrono::milliseconds(10));
+  for (;;) {
+    int done = 0;
+    check_mpi(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+    if (done) return;
     backoff.pause();
   }
 }
@@ -215,6 +219,63 @@ std::vector<std::vector<uint8_t>> Comm::allgatherv(const void* mine, size_t byte
   return out;
 }
 
+std::vector<std::string> Comm::exchange(Lane lane, Route route, int root, const std::string& op, const void* mine,
+                                       size_t bytes) {
+  if (root < 0 || root >= size_) throw Error(Errc::invalid_argument, format("%s: no rank %d to exchange with", op.c_str(), root));
+  std::vector<std::string> received(size_);
+  if (!mpi_) {
+    received[0].assign(static_cast<const char*>(mine), bytes);
+    return received;
+  }
+  // Every rank's byte count: the job lane's announcement carries it; the session lane gathers it.
+  std::vector<uint64_t> lengths(size_);
+  MPI_Comm communicator = lane == Lane::job ? m_->world : m_->session;
+  auto await = [&](MPI_Request* request) {
+    if (lane == Lane::job) {
+      wait(request, op);
+    } else {
+      wait_quietly(request);
+    }
+  };
+  if (lane == Lane::job) {
+    auto all = announce(op, bytes);
+    for (int r = 0; r < size_; ++r) lengths[r] = all[r].arg;
+  } else {
+    uint64_t my_length = bytes;
+    MPI_Request request;
+    check_mpi(MPI_Iallgather(&my_length, 1, MPI_UINT64_T, lengths.data(), 1, MPI_UINT64_T, communicator, &request),
+              "MPI_Iallgather");
+    await(&request);
+  }
+  std::vector<int> counts(size_), displs(size_);
+  uint64_t total = 0;
+  for (int r = 0; r < size_; ++r) {
+    const bool arrives = route == Route::to_all || (route == Route::from_root ? r == root : rank_ == root);
+    counts[r] = arrives ? static_cast<int>(lengths[r]) : 0;
+    displs[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  if (total > static_cast<uint64_t>(INT32_MAX)) throw Error(Errc::invalid_argument, op + ": more than 2 GiB to exchange");
+  std::vector<char> all(total + 1);
+  MPI_Request request;
+  const int my_count = static_cast<int>(bytes);
+  if (route == Route::to_all) {
+    check_mpi(MPI_Iallgatherv(mine, my_count, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE,
+                              communicator, &request),
+              "MPI_Iallgatherv");
+  } else if (route == Route::from_root) {
+    if (rank_ == root) std::memcpy(all.data(), mine, bytes);
+    check_mpi(MPI_Ibcast(all.data(), counts[root], MPI_BYTE, root, communicator, &request), "MPI_Ibcast");
+  } else {
+    check_mpi(MPI_Igatherv(mine, my_count, MPI_BYTE, all.data(), counts.data(), displs.data(), MPI_BYTE, root,
+                           communicator, &request),
+              "MPI_Igatherv");
+  }
+  await(&request);
+  for (int r = 0; r < size_; ++r) received[r].assign(all.data() + displs[r], counts[r]);
+  return received;
+}
+
 void Comm::renew() {
   if (!mpi_) return;
   // MPI_COMM_WORLD itself carries no iris traffic, so duplicating it is never out of step.
@@ -257,6 +318,7 @@ void Comm::finalize() {
   if (!mpi_ || finalized_) return;
   finalized_ = true;
   MPI_Comm_free(&m_->node);
+  MPI_Comm_free(&m_->session);
   MPI_Comm_free(&m_->control);
   MPI_Comm_free(&m_->world);
   if (owns_mpi_) MPI_Finalize();

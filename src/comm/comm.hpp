@@ -19,6 +19,24 @@
 
 namespace iris::comm {
 
+// Which messages a byte exchange (Comm::exchange) travels with.
+enum class Lane {
+  // One of the job's collectives: announced, so a rank in another collective gets a mismatch naming
+  // both; its wait ends with an error when a peer has finished or Ctrl-C comes.
+  job,
+  // The REPL's commands and results, on a communicator of their own that a collective Ctrl-C cut short
+  // never disturbs (renew() leaves it alone); its waits end only when the bytes are there, sleeping up
+  // to 10 ms between looks (ranks wait minutes for the next line).
+  session,
+};
+
+// Where the bytes of an exchange go.
+enum class Route {
+  to_all,     // every rank receives every rank's bytes
+  from_root,  // every rank receives root's bytes (the others' are not sent)
+  to_root,    // root receives every rank's bytes, the others nothing
+};
+
 // What one rank announced when entering a collective.
 struct Announcement {
   std::string op;  // e.g. "ctx:zeros()"
@@ -54,6 +72,12 @@ class Comm {
   // Each rank contributes any number of bytes; returns every rank's bytes.
   std::vector<std::vector<uint8_t>> allgatherv(const void* mine, size_t bytes);
 
+  // The one byte exchange the Lua side's own protocols use (iris_exchange_bytes): collective on
+  // `lane`, every rank with the same route and root. Each rank passes its bytes and gets what `route`
+  // brings it, by sending rank (empty where nothing came). `op` names it in a mismatch (Lane::job).
+  std::vector<std::string> exchange(Lane lane, Route route, int root, const std::string& op, const void* mine,
+                                    size_t bytes);
+
   // Collective, on every rank at the same point: after Ctrl-C stopped some ranks inside a collective
   // that others had not joined (or had left), the ranks' collectives are out of step. Continues on
   // fresh communicators; the abandoned operations stay on the old ones, which are never used again
@@ -72,6 +96,8 @@ class Comm {
  private:
   Comm() = default;
   void wait(void* request, const std::string& what);
+  // A wait on the session lane: until the request completes, nothing else ends it.
+  void wait_quietly(void* request);
   void poll_control();
 
   bool mpi_ = false;

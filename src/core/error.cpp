@@ -27,6 +27,14 @@ const char* name_of(Errc code) {
   return "internal";
 }
 
+Errc errc_named(const std::string& name) {
+#define IRIS_ERROR(kind, exit_code, summary) \
+  if (name == #kind) return Errc::kind;
+#include "core/errors.def"
+#undef IRIS_ERROR
+  return Errc::internal;
+}
+
 
 std::string format(const char* fmt, ...) {
   va_list args;

@@ -13,10 +13,12 @@ enum class Errc {
 #undef IRIS_ERROR
 };
 
-// Process exit code for an error of this kind (1 or 2, see shared/API.md).
+// Process exit code for an error of this kind (1 or 2, as errors.def says).
 int exit_code_of(Errc code);
 // Stable lower-case name, as Lua sees it in err.kind ("heap_exhausted", ...).
 const char* name_of(Errc code);
+// The kind of that name; Errc::internal for a name errors.def does not have.
+Errc errc_named(const std::string& name);
 
 class Error : public std::runtime_error {
  public:

@@ -3,7 +3,11 @@
 namespace iris::heap::detail {
 
 void agree(comm::Comm& comm, const std::string& what, const std::string& own_failure, Errc own_code) {
-  comm.announce(what, 0);
+  // Success costs one collective: the announcement, whose argument says whether this rank failed. Only
+  // when some rank did do the messages travel.
+  bool any_failed = false;
+  for (const auto& announced : comm.announce(what, own_failure.empty() ? 0 : 1)) any_failed |= announced.arg != 0;
+  if (!any_failed) return;
   // A failure travels as its Errc (one byte: every rank runs the same binary) and its message.
   std::string mine = own_failure.empty() ? "" : std::string(1, static_cast<char>(own_code)) + own_failure;
   auto all = comm.allgatherv(mine.data(), mine.size());

@@ -18,7 +18,7 @@ void all_or_none(comm::Comm& comm, const std::string& what, Step&& step);
 
 // Implementation details below.
 namespace detail {
-// Exchanges "" (success) or "kind\nmessage" and throws when any rank failed.
+// Announces whether this rank failed; when any did, exchanges the failures and throws.
 void agree(comm::Comm& comm, const std::string& what, const std::string& own_failure, Errc own_code);
 }  // namespace detail
 

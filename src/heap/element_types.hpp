@@ -1,4 +1,4 @@
-// The element types of tensors (shared/API.md dtypes) as the C++ side needs them: sizes, and the
+// The element types of tensors (docs/memory.md, "Dtypes and conversions") as the C++ side needs them: sizes, and the
 // 16-bit float formats, which neither the host compiler nor Lua can convert on their own.
 //
 // Conversions round to nearest, ties to even, straight from double (rounding through float first

@@ -15,7 +15,7 @@ constexpr size_t kHeapBasesBytes = 32 * 1024;  // room for 4096 ranks
 constexpr size_t kRuntimeScratchOffset = 32 * 1024;
 constexpr size_t kRuntimeScratchBytes = 32 * 1024;
 constexpr size_t kUserOffset = 64 * 1024;
-// Every allocation starts on this boundary (at least 256 bytes, shared/API.md; 16-byte vector accesses
+// Every allocation starts on this boundary (at least 256 bytes, as Iris aligns; 16-byte vector accesses
 // and cache lines need far less).
 constexpr size_t kAlignment = 256;
 

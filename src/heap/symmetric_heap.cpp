@@ -133,7 +133,7 @@ std::optional<size_t> SymmetricHeap::allocate(const std::string& op, size_t byte
   if (zero) {
     const uint8_t zero_byte = 0;
     if (bytes > 0) backend_.fill(static_cast<uint8_t*>(local_base()) + *offset, &zero_byte, 1, bytes);
-    // shared/API.md "Memory rules": every rank is past the zeroing before any rank gets the tensor, so
+    // The memory rules (docs/memory.md): every rank is past the zeroing before any rank gets the tensor, so
     // no rank's early write into a peer's copy is wiped by that peer's late zeroing. (Without zeroing
     // the caller writes the contents and then waits for every rank itself.)
     if (comm_.size() > 1) comm_.barrier(op);

@@ -3,22 +3,23 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "comm/launcher.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "iris/host.hpp"
 #include "iris/version.hpp"
+#include "lua/embedded_lua.hpp"
 
 namespace iris::cli {
 namespace {
 
 const char* kUsage =
     "usage: iris-lua [options] [script [args...]]\n"
-    "       iris-lua test [--filter PATTERN] [--junit FILE] [--timeout SECONDS] [files or dirs...]\n"
+    "       iris-lua COMMAND [args...]      (COMMAND --help describes its arguments)\n"
     "       mpirun -np N iris-lua [options] [script [args...]]\n";
 
 const char* kOptions =
@@ -47,18 +48,24 @@ struct Plan {
   bool interactive = false;
   bool version = false;
   bool help = false;
-  bool test = false;
-  std::vector<std::string> test_args;
+  std::string command;  // a subcommand: the Lua module iris.cmd.<command>
+  std::vector<std::string> command_args;
 };
 
-// Only one rank prints usage errors, so `mpirun -np 8 iris-lua -x` says it once.
-bool is_first_rank() {
-  for (const char* name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}) {
-    const char* value = std::getenv(name);
-    if (value != nullptr) return std::atoi(value) == 0;
+// The subcommands this binary has, "test, ...": the embedded modules iris.cmd.*.
+std::string command_names() {
+  const std::string prefix = lua::kCommandPrefix;
+  std::string names;
+  for (const lua::EmbeddedLuaModule* m = lua::kEmbeddedLuaModules; m->name != nullptr; ++m) {
+    if (std::strncmp(m->name, prefix.c_str(), prefix.size()) == 0) {
+      names += (names.empty() ? "" : ", ") + std::string(m->name + prefix.size());
+    }
   }
-  return true;
+  return names;
 }
+
+// Only one rank prints usage errors, so `mpirun -np 8 iris-lua -x` says it once.
+bool is_first_rank() { return comm::launcher_rank().value_or(0) == 0; }
 
 int usage_error(const std::string& message) {
   if (is_first_rank()) std::fprintf(stderr, "iris-lua: %s\n%s", message.c_str(), kUsage);
@@ -67,9 +74,11 @@ int usage_error(const std::string& message) {
 
 // Returns 0 on success, else the exit code of a usage error (already printed).
 int parse(int argc, char** argv, Plan* plan) {
-  if (argc > 1 && std::strcmp(argv[1], "test") == 0) {
-    plan->test = true;
-    for (int k = 2; k < argc; ++k) plan->test_args.push_back(argv[k]);
+  // A first word that names a subcommand runs it, as luajit's -jNAME runs jit.NAME; any other word is
+  // the script.
+  if (argc > 1 && lua::find_embedded_module(lua::kCommandPrefix + std::string(argv[1])) != nullptr) {
+    plan->command = argv[1];
+    for (int k = 2; k < argc; ++k) plan->command_args.push_back(argv[k]);
     return 0;
   }
   int i = 1;
@@ -107,8 +116,8 @@ int parse(int argc, char** argv, Plan* plan) {
 }
 
 void print_help() {
-  std::printf("iris-lua %s: Lua scripts that program several GPUs as one\n\n%s\n%s\nenvironment:\n",
-              IRIS_LUA_VERSION, kUsage, kOptions);
+  std::printf("iris-lua %s: Lua scripts that program several GPUs as one\n\n%s\n%s\ncommands: %s\n\nenvironment:\n",
+              IRIS_LUA_VERSION, kUsage, kOptions, command_names().c_str());
   size_t count = 0;
   const env::Info* vars = env::all(&count);
   for (size_t k = 0; k < count; ++k) {
@@ -127,6 +136,14 @@ int fail(Host& host, const RunResult& result) {
   return result.exit_code;
 }
 
+// The end of a run whose last step is a Lua function that returns the exit code (a subcommand, the
+// REPL): an error it raised ends the job as a script's does; else its code, unless finishing fails.
+int finish_after(Host& host, const RunResult& result) {
+  if (!result.ok() && !result.message.empty()) return fail(host, result);
+  int finish_code = host.finish();
+  return result.exit_code != 0 ? result.exit_code : finish_code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,11 +160,8 @@ int main(int argc, char** argv) {
 
   try {
     Host host(HostOptions{&argc, &argv, "iris-lua"});
-    if (plan.test) {
-      RunResult r = host.call("iris.testing.main", plan.test_args);
-      if (!r.ok() && !r.message.empty()) return fail(host, r);
-      int finish_code = host.finish();
-      return r.exit_code != 0 ? r.exit_code : finish_code;
+    if (!plan.command.empty()) {
+      return finish_after(host, host.call(lua::kCommandPrefix + plan.command + ".main", plan.command_args));
     }
     host.set_script_args(plan.has_script ? plan.script : "", plan.script_args, plan.interpreter_args);
     for (const auto& step : plan.steps) {
@@ -159,12 +173,7 @@ int main(int argc, char** argv) {
       if (!r.ok()) return fail(host, r);
     }
     bool repl = plan.interactive || (!plan.has_script && plan.steps.empty());
-    if (repl) {
-      RunResult r = host.call("iris.repl.run", {isatty(STDIN_FILENO) ? "terminal" : "pipe"});
-      if (!r.ok() && !r.message.empty()) return fail(host, r);
-      int finish_code = host.finish();
-      return r.exit_code != 0 ? r.exit_code : finish_code;
-    }
+    if (repl) return finish_after(host, host.call("iris.repl.run", {isatty(STDIN_FILENO) ? "terminal" : "pipe"}));
     return host.finish();
   } catch (const Error& e) {
     // Starting the host failed (MPI, the Lua state): nothing else has run yet.

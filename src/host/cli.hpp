@@ -1,4 +1,4 @@
-// The iris-lua command line (shared/API.md, "Running"): parses options the way luajit does and drives
+// The iris-lua command line (README.md, "Running"): parses options the way luajit does and drives
 // a Host through them.
 #pragma once
 

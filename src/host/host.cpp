@@ -111,19 +111,19 @@ struct Host::Impl {
     return result;
   }
 
-  // Errors raised by the iris module remember their kind; environment and usage errors exit with 2.
+  // Errors raised by the iris module remember their kind (iris.errors); its exit code is errors.def's.
   int exit_code_for(const std::string& message) {
     int top = lua_gettop(L);
-    int code = 1;
+    std::string kind = "internal";
     lua_getglobal(L, "require");
     lua_pushliteral(L, "iris.errors");
     if (lua_pcall(L, 1, 1, 0) == 0) {
-      lua_getfield(L, -1, "exit_code");
+      lua_getfield(L, -1, "kind");
       lua_pushlstring(L, message.data(), message.size());
-      if (lua_pcall(L, 1, 1, 0) == 0 && lua_isnumber(L, -1)) code = static_cast<int>(lua_tointeger(L, -1));
+      if (lua_pcall(L, 1, 1, 0) == 0 && lua_isstring(L, -1)) kind = lua_tostring(L, -1);
     }
     lua_settop(L, top);
-    return code;
+    return exit_code_of(errc_named(kind));
   }
 
   RunResult load_failure(int status) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstddef>
+#include <string>
 
 namespace iris::lua {
 
@@ -14,5 +15,17 @@ struct EmbeddedLuaModule {
 
 // Terminated by an entry whose name is nullptr.
 extern const EmbeddedLuaModule kEmbeddedLuaModules[];
+
+// The module named `name`, or nullptr when the binary embeds none.
+inline const EmbeddedLuaModule* find_embedded_module(const std::string& name) {
+  for (const EmbeddedLuaModule* m = kEmbeddedLuaModules; m->name != nullptr; ++m) {
+    if (name == m->name) return m;
+  }
+  return nullptr;
+}
+
+// `iris-lua NAME args...` runs the module iris.cmd.NAME (src/lua/iris/cmd/NAME.lua), as luajit's -jNAME
+// runs jit.NAME: a subcommand is one Lua file.
+constexpr const char* kCommandPrefix = "iris.cmd.";
 
 }  // namespace iris::lua

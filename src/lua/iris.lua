@@ -1,11 +1,11 @@
--- iris: the public Lua module (shared/API.md; reference in docs/lua-api.md).
+-- iris: the public Lua module (docs/architecture.md lists the parts and where each lives).
 -- Policy lives in Lua (defaults, argument checks, printing); mechanism in C++ behind the C API
--- (src/capi), reached through the FFI declarations of iris.cdef. Each part adds its functions here:
---   iris.context    iris.init, the context, host collectives, logging
---   iris.tensor     tensors on the symmetric heap (used through ctx:zeros() and friends)
+-- (src/capi), reached through the FFI declarations of iris.cdef. The table below is the whole public
+-- module, assembled from the parts:
+--   iris.context    iris.init and the context (ctx:zeros() and friends, collectives, logging)
 --   iris.kernel     iris.compile, iris.compile_file, launches, iris.bench
 --   iris.assertions iris.assert_equal, iris.assert_allclose
---   iris.testing    iris.test, iris.skip and the `iris-lua test` runner
+--   iris.testing    iris.test, iris.skip (and the `iris-lua test` runner, iris.cmd.test)
 local ffi = require "ffi"
 local cdef = require "iris.cdef"
 local errors = require "iris.errors"
@@ -16,15 +16,14 @@ if C.iris_abi_version() ~= cdef.abi_version then
     cdef.abi_version, C.iris_abi_version()), 0)
 end
 
-local iris = {}
-
-iris.version = ffi.string(C.iris_version())
-
-function iris.rank() return C.iris_rank() end
-function iris.world_size() return C.iris_world_size() end
+local context = require "iris.context"
+local kernel = require "iris.kernel"
+local assertions = require "iris.assertions"
+local testing = require "iris.testing"
+local dtypes = require "iris.dtypes"
 
 -- Ceiling division for grid sizes: iris.cdiv(1000, 256) == 4.
-function iris.cdiv(a, b)
+local function cdiv(a, b)
   if type(a) ~= "number" or type(b) ~= "number" or a % 1 ~= 0 or b % 1 ~= 0 then
     errors.raise("invalid_argument", "iris.cdiv(a, b) takes two integers, got %s and %s", type(a), type(b))
   end
@@ -32,8 +31,21 @@ function iris.cdiv(a, b)
   return math.floor((a + b - 1) / b)
 end
 
-for _, part in ipairs { "iris.context", "iris.kernel", "iris.assertions", "iris.testing" } do
-  require(part).install(iris)
-end
+local iris = {
+  version = ffi.string(C.iris_version()),
+  rank = function() return C.iris_rank() end,
+  world_size = function() return C.iris_world_size() end,
+  cdiv = cdiv,
+  init = context.init,
+  compile = kernel.compile,
+  compile_file = kernel.compile_file,
+  bench = kernel.bench,
+  assert_equal = assertions.assert_equal,
+  assert_allclose = assertions.assert_allclose,
+  test = testing.test,
+  skip = testing.skip,
+  dtypes = { unpack(dtypes.names) }, -- and each name as a field: iris.float32 == "float32"
+}
+for _, name in ipairs(dtypes.names) do iris[name] = name end
 
 return iris

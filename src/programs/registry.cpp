@@ -96,6 +96,9 @@ Registry::Registry(DeviceContext device, RegistryOptions options) : device_(devi
   if (device_.mailbox.host == nullptr || device_.mailbox.bytes < sizeof(abi::DeviceMailbox)) {
     throw Error(Errc::internal, "the kernel registry needs the job's mailbox (Session::mailbox)");
   }
+  if (options_.launch_blocking) {
+    log::write(log::Level::info, "IRIS_LAUNCH_BLOCKING=1: every launch waits for its kernel");
+  }
 }
 
 Registry::~Registry() {
@@ -203,6 +206,7 @@ std::unique_ptr<runtime::Module> Registry::build(const ProgramSource& source, co
 
 void Registry::launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args) {
   backend().launch(*kernel.module, kernel.function, config, args, kernel.label);
+  // The one place IRIS_LAUNCH_BLOCKING acts (backends never wait after a launch themselves).
   if (options_.launch_blocking) synchronize();
 }
 

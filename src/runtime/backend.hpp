@@ -26,6 +26,14 @@ struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
 
+// The largest launch a device takes, the one source of these numbers: the Lua side checks a launch's
+// grid and block against them before anything reaches the backend (iris_launch_limits).
+struct LaunchLimits {
+  unsigned max_threads_per_block = 0;
+  unsigned max_block[3] = {0, 0, 0};
+  unsigned max_grid[3] = {0, 0, 0};
+};
+
 struct LaunchConfig {
   Dim3 grid;
   Dim3 block;
@@ -73,6 +81,7 @@ class Backend {
   virtual int device() const = 0;        // device ordinal in use
   virtual std::string device_name() const = 0;
   virtual CodeTarget code_target() const = 0;
+  virtual LaunchLimits launch_limits() const = 0;
 
   // --- symmetric heap ------------------------------------------------------------------------------
   // Allocates this rank's heap (once). Returns its base in this process.
@@ -126,9 +135,13 @@ class Backend {
   MappedHostBuffer mailbox_;  // see watch_mailbox(); host == nullptr until then
 };
 
-// Creates the named backend ("cuda", "hip", "cpu" or "auto") for this rank: picks the device from the
-// node-local rank modulo the device count. Throws Error(environment) saying why a backend is unusable
-// (no driver, no device, not built in) and what to do.
+// Creates the named backend (backend_names()) for this rank: picks the device from the node-local rank
+// modulo the device count. Throws Error(environment) saying why a backend is unusable (no driver, no
+// device, not built in) and what to do. The backends are listed once, in backend_registry.cpp.
 std::unique_ptr<Backend> create_backend(const std::string& name, const comm::Comm& comm);
+// "cuda, hip, cpu or auto": the names create_backend takes, for messages.
+std::string backend_names();
+// The heap a rank of this backend gets when neither iris.init{heap_size=} nor IRIS_HEAP_SIZE names one.
+size_t default_heap_bytes(const Backend& backend);
 
 }  // namespace iris::runtime

@@ -1,7 +1,5 @@
 #include "session/session.hpp"
 
-#include <cstring>
-
 #include "comm/comm.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
@@ -36,7 +34,7 @@ size_t chosen_heap_bytes(const InitOptions& options, const Backend& backend) {
       throw Error(Errc::environment, e.what());  // a variable of the environment, exit code 2
     }
   }
-  return std::strcmp(backend.name(), "cpu") == 0 ? kDefaultCpuHeapBytes : kDefaultGpuHeapBytes;
+  return runtime::default_heap_bytes(backend);
 }
 
 // Every rank must have ended on the same backend: a job half on cuda and half on cpu could not share
@@ -131,6 +129,11 @@ programs::Registry& registry() {
     s.programs = std::make_unique<programs::Registry>(d, programs::RegistryOptions::from_environment());
   }
   return *s.programs;
+}
+
+runtime::Backend& backend() {
+  if (g_registry_in_use != nullptr) return g_registry_in_use->backend();
+  return *current().backend;
 }
 
 void use_registry(programs::Registry* registry) { g_registry_in_use = registry; }

@@ -29,10 +29,6 @@ struct InitOptions {
   size_t heap_bytes = 0;  // 0: IRIS_HEAP_SIZE, else the backend's default
 };
 
-// Heap size when neither iris.init{heap_size=} nor IRIS_HEAP_SIZE names one (docs/environment.md).
-constexpr size_t kDefaultGpuHeapBytes = size_t(1) << 30;
-constexpr size_t kDefaultCpuHeapBytes = size_t(256) << 20;
-
 struct Session {
   comm::Comm& comm;
   std::unique_ptr<runtime::Backend> backend;
@@ -65,6 +61,9 @@ void shutdown();
 // The registry the C API compiles and launches with: one an embedding program or a test put in place
 // (use_registry), else the session's, made at first use.
 programs::Registry& registry();
+// The backend that registry launches on (the session's unless one is in place), without making the
+// session's registry.
+runtime::Backend& backend();
 // Puts `registry` in place (nullptr: back to the session's). For programs and tests that run kernels
 // on a backend of their own, without iris.init().
 void use_registry(programs::Registry* registry);

@@ -123,10 +123,10 @@ PASS  ${r}/tree/z_last.lua: z ${ms}
 $")
 iris_cli_test(runner_filter_selecting_nothing ARGS test --filter=nothing-matches ${r}/all_pass.lua
   STDOUT "^no test case matches --filter nothing-matches\n0 passed, 0 failed, 0 skipped\n$")
-add_test(NAME cli/runner_junit COMMAND ${CMAKE_COMMAND}
-  "-DCOMMAND=sh@@${r}/junit.sh@@$<TARGET_FILE:iris-lua>@@${CMAKE_CURRENT_BINARY_DIR}/runner_junit.xml@@${r}/mixed.lua@@${r}/load_error.lua"
-  -DEXPECT_EXIT=1 -DMAX_SECONDS=30
-  "-DEXPECT_STDOUT=\n2 passed, 2 failed, 1 skipped\n--- [^\n]*runner_junit.xml ---
+iris_cli_test(runner_junit EXIT 1 MAX_SECONDS 30
+  COMMAND sh ${r}/junit.sh $<TARGET_FILE:iris-lua> ${CMAKE_CURRENT_BINARY_DIR}/runner_junit.xml ${r}/mixed.lua
+          ${r}/load_error.lua
+  STDOUT "\n2 passed, 2 failed, 1 skipped\n--- [^\n]*runner_junit.xml ---
 <\\?xml version=\"1.0\" encoding=\"UTF-8\"\\?>
 <testsuites name=\"iris-lua test\" tests=\"5\" failures=\"1\" errors=\"1\" skipped=\"1\" time=\"[0-9.]+\">
   <testsuite name=\"${r}/mixed.lua\" tests=\"4\" failures=\"1\" errors=\"0\" skipped=\"1\" time=\"[0-9.]+\">
@@ -143,11 +143,7 @@ add_test(NAME cli/runner_junit COMMAND ${CMAKE_COMMAND}
   </testsuite>
   <testsuite name=\"${r}/load_error.lua\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"[0-9.]+\">
     <testcase classname=\"${r}/load_error.lua\" name=\"${r}/load_error.lua\" time=\"[0-9.]+\">
-      <error message=\"rank 0: ${r}/load_error.lua:4: attempt to index local &apos.config&apos. \\(a nil value\\)\" type=\"error\">"
-  "-DEXPECT_STDERR=" -DREJECT_STDERR= -DSTDIN=
-  -P ${PROJECT_SOURCE_DIR}/tests/cli/run_and_check.cmake
-  WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
-set_tests_properties(cli/runner_junit PROPERTIES ENVIRONMENT "${IRIS_TEST_ENVIRONMENT}" LABELS cli TIMEOUT 60)
+      <error message=\"rank 0: ${r}/load_error.lua:4: attempt to index local &apos.config&apos. \\(a nil value\\)\" type=\"error\">")
 
 # --- usage errors: exit 2, nothing run -------------------------------------------------------------
 iris_cli_test(runner_without_paths EXIT 2 ARGS test STDERR "^iris-lua test: name the test files or directories to run\nusage:")
@@ -174,9 +170,5 @@ $"
   STDERR "^iris-lua\\[rank 0\\]: ${r}/direct.lua:4: test 'second fails' failed on rank 0 \\(reported above\\)\nstack traceback:")
 
 # --- Ctrl-C stops the run --------------------------------------------------------------------------
-add_test(NAME cli/runner_ctrl_c_stops_the_run COMMAND ${CMAKE_COMMAND}
-  -DCOMMAND=sh@@${r}/interrupt.sh@@$<TARGET_FILE:iris-lua> -DEXPECT_EXIT=1 -DMAX_SECONDS=20
-  "-DEXPECT_STDERR=^iris-lua\\[rank 0\\]: ${r}/forever.lua:[4-6]: interrupted! \\(in ${r}/forever.lua: loops forever\\)\n" -DREJECT_STDERR= -DEXPECT_STDOUT= -DSTDIN=
-  -P ${PROJECT_SOURCE_DIR}/tests/cli/run_and_check.cmake
-  WORKING_DIRECTORY ${CMAKE_CURRENT_SOURCE_DIR})
-set_tests_properties(cli/runner_ctrl_c_stops_the_run PROPERTIES ENVIRONMENT "${IRIS_TEST_ENVIRONMENT}" LABELS cli TIMEOUT 60)
+iris_cli_test(runner_ctrl_c_stops_the_run EXIT 1 MAX_SECONDS 20 COMMAND sh ${r}/interrupt.sh $<TARGET_FILE:iris-lua>
+  STDERR "^iris-lua\\[rank 0\\]: ${r}/forever.lua:[4-6]: interrupted! \\(in ${r}/forever.lua: loops forever\\)\n")

@@ -4,16 +4,10 @@
 # <build>/gpu-logs) and to the terminal.
 #   tests/gpu/run_benchmarks.sh <build-dir> [backend, default cuda]
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$root/build}" && pwd)
+. "$(dirname "$0")/gpu_env.sh"
 backend=${2:-cuda}
-logs=${OUT:-$build/gpu-logs}
-mkdir -p "$logs"
+export IRIS_BACKEND=$backend
 log=$logs/bench.log
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export IRIS_BACKEND=$backend IRIS_CACHE_DIR=${IRIS_CACHE_DIR:-$build/kernel-cache}  # not under $OUT: nothing to bring back
-iris=$build/bin/iris-lua
 cd "$root"
 
 step() {  # <title> <command...>: runs it with a time limit, logs it, never stops the sequence

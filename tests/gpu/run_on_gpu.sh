@@ -11,16 +11,9 @@
 #   tests/gpu/run_on_gpu.sh [build-dir]      (run from anywhere; default build-dir: <repo>/build)
 set -u
 
-root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$root/build}" && pwd) || { echo "run_on_gpu.sh: no build directory ${1:-$root/build}"; exit 2; }
-logs=${OUT:-$build/gpu-logs}
-mkdir -p "$logs"
+. "$(dirname "$0")/gpu_env.sh"
 summary=$logs/summary.txt
 : >"$summary"
-
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-# Never NVLink multicast: a program using it can take the host's GPUs out of service for others.
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export IRIS_TEST_BACKEND=${IRIS_TEST_BACKEND:-cuda}
 jobs=${IRIS_CTEST_JOBS:-4}
 

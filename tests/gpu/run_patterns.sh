@@ -6,17 +6,11 @@
 # two H200s; at most 8 x 50 s + 2 x 30 s even if every step ran into its limit.
 #   tests/gpu/run_patterns.sh <build-dir> [backend, default cuda]
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$root/build}" && pwd)
+. "$(dirname "$0")/gpu_env.sh"
 backend=${2:-cuda}
-logs=${OUT:-$build/gpu-logs}
-mkdir -p "$logs"
+export IRIS_BACKEND=$backend
 log=$logs/patterns.log
 : >"$log"
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export IRIS_BACKEND=$backend IRIS_CACHE_DIR=${IRIS_CACHE_DIR:-$build/kernel-cache}  # not under $OUT: nothing to bring back
-iris=$build/bin/iris-lua
 cd "$root"
 
 summary=()

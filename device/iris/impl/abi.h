@@ -19,12 +19,19 @@ namespace iris {
 namespace abi {
 #endif
 
-/* iris::Context as a kernel receives it by value (the public type in iris.hpp has this layout). */
-struct ContextData {
+/* iris::Context as a kernel receives it by value: iris.hpp's Context derives from it, and the Lua side
+ * fills it as iris_context_data, which iris.cdef declares from this very text (cmake/generate_cdef.cmake
+ * reads the section between the cdef markers). */
+/* cdef:begin */
+typedef struct iris_context_data {
   const uint64_t* heap_bases; /* device pointer: world_size entries, where this rank sees each heap */
-  int32_t rank;
+  int32_t rank;               /* the current rank */
   int32_t world_size;
-};
+} iris_context_data;
+/* cdef:end */
+#ifdef __cplusplus
+typedef iris_context_data ContextData;
+#endif
 
 /* Where a failed device-side wait reports before it traps. Host memory mapped into the device
  * (MappedHostBuffer), so the host can read it even after the fault poisoned the device context. */

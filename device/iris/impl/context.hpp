@@ -5,7 +5,7 @@
 namespace iris {
 
 static_assert(sizeof(Context) == sizeof(abi::ContextData) && alignof(Context) == alignof(abi::ContextData),
-              "iris::Context must keep abi::ContextData's layout: Lua passes it by value");
+              "iris::Context must add no fields to abi::ContextData: Lua passes it by value");
 
 template <class T>
 IRIS_DEVICE T* Context::translate(T* p, int to_rank) const {

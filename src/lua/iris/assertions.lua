@@ -431,9 +431,5 @@ function M.assert_allclose(actual, expected, opts)
   if detail ~= nil then fail("assert_allclose", opts.msg, detail) end
 end
 
-function M.install(iris)
-  iris.assert_equal = M.assert_equal
-  iris.assert_allclose = M.assert_allclose
-end
 
 return M

@@ -1,18 +1,19 @@
--- ctx:broadcast(value [, root]): root's value on every rank (shared/API.md "Context").
+-- ctx:broadcast(value [, root]): root's value on every rank (docs/memory.md, "Context services").
 --
 -- Lua values (nil, booleans, numbers, strings and tables of those, nested, any keys of those types)
--- are serialized on the root, sent as bytes (iris_broadcast_bytes) and rebuilt elsewhere; the root
+-- are serialized on the root, sent as bytes (iris.exchange) and rebuilt elsewhere; the root
 -- gets its own value back. A tensor is broadcast in place: every other rank copies the root's
 -- elements straight out of the root's heap (the same offset there), between two barriers.
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local tensor = require "iris.tensor"
-local context = require "iris.context"
+local between_ranks = require "iris.exchange"
 local C = ffi.C
 
 local M = {}
 
-local SERIALIZE_FAILED = 0xffffffffffffffffULL
+-- The root sends SENT .. its serialized value, or FAILED .. why it could not serialize it.
+local SENT, FAILED = "=", "!"
 
 ---------------------------------------------------------------------------------------------------
 -- Serialization: n | T | F | d<%.17g>; | s<len>:<bytes> | t<key><value>...e
@@ -87,7 +88,6 @@ M.deserialize = function(data) return (decode(data, 1)) end
 
 ---------------------------------------------------------------------------------------------------
 
-local Context = context.Context
 local args_of_all = ffi.new("uint64_t[?]", 4096)
 
 local function check_root(self, root)
@@ -116,30 +116,24 @@ local function broadcast_tensor(self, t, root)
   return t
 end
 
-function Context:broadcast(value, root)
-  context.check_context(self, "ctx:broadcast")
+-- ctx:broadcast (iris.context attaches it and checks that it is called on the context).
+function M.broadcast(self, value, root)
   root = check_root(self, root)
   if tensor.is_tensor(value) then return broadcast_tensor(self, value, root) end
   local op = ("ctx:broadcast(root=%d)"):format(root)
-  local data, failure = "", nil
+  local mine = ""
   if self.rank == root then
     local ok, result = pcall(M.serialize, value)
-    if ok then data = result else failure = result end
+    mine = (ok and SENT or FAILED) .. tostring(result)
   end
-  local length = failure and SERIALIZE_FAILED or #data
-  errors.check(C.iris_announce(op, length, args_of_all))
-  if args_of_all[root] == SERIALIZE_FAILED then
-    if failure then errors.raise("invalid_argument", "ctx:broadcast: %s", failure) end
+  local data = between_ranks.exchange(between_ranks.JOB, between_ranks.FROM_ROOT, root, op, mine)[root]
+  if data:sub(1, 1) == FAILED then
+    if self.rank == root then errors.raise("invalid_argument", "ctx:broadcast: %s", data:sub(2)) end
     errors.raise("invalid_argument", "ctx:broadcast: rank %d could not send its value (its own error says why)", root)
   end
-  length = tonumber(args_of_all[root])
-  local buffer = ffi.new("char[?]", math.max(length, 1))
-  if self.rank == root then ffi.copy(buffer, data, length) end
-  errors.check(C.iris_broadcast_bytes(buffer, length, root))
   if self.rank == root then return value end
-  return M.deserialize(ffi.string(buffer, length))
+  return M.deserialize(data:sub(2))
 end
 
-function M.install(iris) end
 
 return M

@@ -1,20 +1,20 @@
--- iris.init and the context (shared/API.md "Context"; docs/memory.md).
+-- iris.init and the context (docs/memory.md).
 --
--- The context is one table per process: fields rank, world_size, device, backend, and the methods of
--- M.Context, which other modules extend (iris.creation adds ctx:zeros() and friends, iris.broadcast
--- ctx:broadcast(), iris.kernel ctx:device_barrier()).
+-- The context is one table per process: fields rank, world_size, device, backend, and the methods
+-- attached at the end of this file, in one block: those defined here and those other modules define
+-- (iris.creation: ctx:zeros() and friends; iris.broadcast: ctx:broadcast(); iris.kernel:
+-- ctx:device_barrier()). Every method is checked there for its receiver, so none checks it itself.
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local dtypes = require "iris.dtypes"
 local tensor = require "iris.tensor"
-require "iris.tensor_data" -- the methods on whole tensors
+local creation, broadcast, kernel = require "iris.creation", require "iris.broadcast", require "iris.kernel"
 local C = ffi.C
 
 local M = {}
 
 local Context = {}
 Context.__index = Context
-M.Context = Context
 
 local the_context
 
@@ -69,7 +69,8 @@ local function check_second_init(ctx, backend, heap_bytes)
   end
 end
 
-local function init(options)
+-- iris.init([options])
+function M.init(options)
   if options == nil then options = {} end
   if type(options) ~= "table" then
     errors.raise("invalid_argument", "iris.init takes a table of options such as {heap_size = \"1GiB\"}, got a %s",
@@ -82,7 +83,8 @@ local function init(options)
   end
   local backend = options.backend
   if backend ~= nil and type(backend) ~= "string" then
-    errors.raise("invalid_argument", "iris.init: backend is a name (cuda, hip, cpu or auto), got a %s", type(backend))
+    errors.raise("invalid_argument", "iris.init: backend is a name (%s), got a %s", ffi.string(C.iris_backend_names()),
+      type(backend))
   end
   local heap_bytes = options.heap_size ~= nil and heap_bytes_of(options.heap_size) or 0
   if the_context == nil and C.iris_initialized() == 0 then
@@ -101,29 +103,21 @@ local function check_context(self, what)
       what:match("ctx:([%w_]+)") or "method")
   end
 end
-M.check_context = check_context
 
 ---------------------------------------------------------------------------------------------------
--- Methods
+-- Methods defined here
 
-function Context:get_rank() return self.rank end
-function Context:get_num_ranks() return self.world_size end
+local function get_rank(self) return self.rank end
+local function get_num_ranks(self) return self.world_size end
 
 -- Finishes this rank's device work, then waits for every rank.
-function Context:barrier()
-  check_context(self, "ctx:barrier")
-  errors.check(C.iris_barrier("ctx:barrier()"))
-end
+local function barrier(self) errors.check(C.iris_barrier("ctx:barrier()")) end
 
-function Context:synchronize()
-  check_context(self, "ctx:synchronize")
-  errors.check(C.iris_synchronize())
-end
+local function synchronize(self) errors.check(C.iris_synchronize()) end
 
 -- uint64 tensor of world_size entries over the heap bases table at heap offset 0: where this rank sees
 -- every rank's heap. Read-only; the same tensor every call.
-function Context:heap_bases()
-  check_context(self, "ctx:heap_bases")
+local function heap_bases(self)
   if not self._heap_bases then self._heap_bases = tensor.fixed(0, { self.world_size }, dtypes.info.uint64) end
   return self._heap_bases
 end
@@ -131,8 +125,7 @@ end
 local stats_out = ffi.new("uint64_t[6]")
 
 -- The allocator's state (the same on every rank after each allocation), in bytes and blocks.
-function Context:memory_stats()
-  check_context(self, "ctx:memory_stats")
+local function memory_stats(self)
   local s = stats_out
   errors.check(C.iris_heap_stats(s, s + 1, s + 2, s + 3, s + 4, s + 5))
   return {
@@ -148,9 +141,8 @@ end
 
 -- Logging: "[iris r/N] level: message" on stderr, from IRIS_LOG_LEVEL up. ctx:info(fmt, ...) formats
 -- like string.format when more arguments follow.
-local function logger(level, name)
+local function logger(level)
   return function(self, message, ...)
-    check_context(self, "ctx:" .. name)
     if C.iris_log_enabled(level) == 0 then return end
     local text
     if select("#", ...) > 0 then
@@ -162,22 +154,38 @@ local function logger(level, name)
   end
 end
 
-Context.debug = logger(0, "debug")
-Context.info = logger(1, "info")
-Context.warning = logger(2, "warning")
-Context.error = logger(3, "error")
+---------------------------------------------------------------------------------------------------
+-- The context's methods, all of them
+
+local METHODS = {
+  -- this file
+  get_rank = get_rank, get_num_ranks = get_num_ranks, barrier = barrier, synchronize = synchronize,
+  heap_bases = heap_bases, memory_stats = memory_stats,
+  debug = logger(0), info = logger(1), warning = logger(2), error = logger(3),
+  -- iris.creation: tensors on the symmetric heap
+  zeros = creation.zeros, empty = creation.empty, ones = creation.ones, full = creation.full,
+  zeros_like = creation.zeros_like, empty_like = creation.empty_like, ones_like = creation.ones_like,
+  full_like = creation.full_like, arange = creation.arange, linspace = creation.linspace,
+  tensor = creation.tensor, manual_seed = creation.manual_seed, rand = creation.rand, randn = creation.randn,
+  randint = creation.randint,
+  -- iris.broadcast
+  broadcast = broadcast.broadcast,
+  -- iris.kernel
+  device_barrier = kernel.device_barrier,
+}
+
+for name, fn in pairs(METHODS) do
+  local what = "ctx:" .. name
+  Context[name] = function(self, ...)
+    check_context(self, what)
+    -- Not a tail call, so that a traceback from inside `fn` reads as it would without this frame.
+    return select(1, fn(self, ...))
+  end
+end
 
 Context.__tostring = function(self)
   return ("iris context: rank %d of %d, backend %s (%s), heap %s per rank"):format(self.rank, self.world_size,
     self.backend, self.device_name, human(self.heap_size))
-end
-
-function M.install(iris)
-  iris.init = init
-  for _, name in ipairs(dtypes.names) do iris[name] = name end
-  iris.dtypes = { unpack(dtypes.names) }
-  require("iris.creation").install(iris)
-  require("iris.broadcast").install(iris)
 end
 
 return M

@@ -1,5 +1,6 @@
 -- Tensor creation: ctx:zeros(), ones, empty, full, arange, linspace, rand, randn, randint, tensor and
--- the *_like forms (shared/API.md "Tensors"). All collective: every rank calls them in the same order
+-- the *_like forms, methods of the context (iris.context attaches them and checks that they are called
+-- on it). All collective: every rank calls them in the same order
 -- with the same shapes. Contents are written on every rank before any rank gets the tensor (a
 -- barrier), so no rank's early write into a peer's copy is overwritten by that peer's late fill.
 local ffi = require "ffi"
@@ -7,11 +8,7 @@ local errors = require "iris.errors"
 local dtypes = require "iris.dtypes"
 local tensor = require "iris.tensor"
 local tensor_data = require "iris.tensor_data"
-local context = require "iris.context"
 local C = ffi.C
-
-local Context = context.Context
-local check_context = context.check_context
 
 local M = {}
 
@@ -27,14 +24,13 @@ local function publish(t, op)
 end
 
 local function new(self, what, shape, dtype, default_dtype, zero)
-  check_context(self, what)
   local dt = dtype_or(dtype, default_dtype, what)
   local dims, numel = tensor.check_shape(shape, what)
   return tensor.allocate(what .. "()", dims, numel, dt, zero)
 end
 
-function Context:zeros(shape, dtype) return new(self, "ctx:zeros", shape, dtype, "float32", true) end
-function Context:empty(shape, dtype) return new(self, "ctx:empty", shape, dtype, "float32", false) end
+function M.zeros(self, shape, dtype) return new(self, "ctx:zeros", shape, dtype, "float32", true) end
+function M.empty(self, shape, dtype) return new(self, "ctx:empty", shape, dtype, "float32", false) end
 
 local function filled(self, what, shape, value, dtype)
   local dt = dtype_or(dtype, type(value) == "boolean" and "bool" or "float32", what)
@@ -44,19 +40,18 @@ local function filled(self, what, shape, value, dtype)
   return publish(t, what .. "()")
 end
 
-function Context:ones(shape, dtype) return filled(self, "ctx:ones", shape, 1, dtype) end
-function Context:full(shape, value, dtype) return filled(self, "ctx:full", shape, value, dtype) end
+function M.ones(self, shape, dtype) return filled(self, "ctx:ones", shape, 1, dtype) end
+function M.full(self, shape, value, dtype) return filled(self, "ctx:full", shape, value, dtype) end
 
 local function like(self, what, t, dtype)
-  check_context(self, what)
   tensor.check_live(t, what, true)
   return t:shape(), dtype or t.dtype
 end
 
-function Context:zeros_like(t, dtype) return self:zeros(like(self, "ctx:zeros_like", t, dtype)) end
-function Context:empty_like(t, dtype) return self:empty(like(self, "ctx:empty_like", t, dtype)) end
-function Context:ones_like(t, dtype) return self:ones(like(self, "ctx:ones_like", t, dtype)) end
-function Context:full_like(t, value, dtype)
+function M.zeros_like(self, t, dtype) return self:zeros(like(self, "ctx:zeros_like", t, dtype)) end
+function M.empty_like(self, t, dtype) return self:empty(like(self, "ctx:empty_like", t, dtype)) end
+function M.ones_like(self, t, dtype) return self:ones(like(self, "ctx:ones_like", t, dtype)) end
+function M.full_like(self, t, value, dtype)
   local shape, dt = like(self, "ctx:full_like", t, dtype)
   return self:full(shape, value, dt)
 end
@@ -85,9 +80,8 @@ local function sequence(self, what, n, dt, start, step, last)
 end
 
 -- ctx:arange(n [, dtype]) or ctx:arange(start, stop [, step [, dtype]]): [start, stop) by step.
-function Context:arange(a, b, c, d)
+function M.arange(self, a, b, c, d)
   local what = "ctx:arange"
-  check_context(self, what)
   local start, stop, step, dtype
   if type(b) ~= "number" then
     start, stop, step, dtype = 0, a, 1, b
@@ -113,9 +107,8 @@ function Context:arange(a, b, c, d)
 end
 
 -- `steps` evenly spaced values from start to stop, both included.
-function Context:linspace(start, stop, steps, dtype)
+function M.linspace(self, start, stop, steps, dtype)
   local what = "ctx:linspace"
-  check_context(self, what)
   check_number(start, what, "start")
   check_number(stop, what, "stop")
   if type(steps) ~= "number" or steps % 1 ~= 0 or steps < 0 then
@@ -159,9 +152,8 @@ end
 
 -- ctx:tensor({{1, 2}, {3, 4}} [, dtype]); a number gives a 0-d tensor. Default dtype: bool for
 -- booleans, else float32.
-function Context:tensor(value, dtype)
+function M.tensor(self, value, dtype)
   local what = "ctx:tensor"
-  check_context(self, what)
   if tensor.is_tensor(value) then
     errors.raise("invalid_argument", "%s: takes Lua values; copy a tensor with t:clone()", what)
   end
@@ -210,8 +202,7 @@ local function stream_of(self, seed, what)
   return check_seed(seed, what), per_rank_stream, 0
 end
 
-function Context:manual_seed(seed, options)
-  check_context(self, "ctx:manual_seed")
+function M.manual_seed(self, seed, options)
   self._seed = check_seed(seed, "ctx:manual_seed")
   self._seed_shared = options ~= nil and options.shared and true or false
   self._draws = 0
@@ -242,23 +233,20 @@ local function floating(dtype, what)
 end
 
 -- Uniform in [0, 1).
-function Context:rand(shape, dtype, seed)
-  check_context(self, "ctx:rand")
+function M.rand(self, shape, dtype, seed)
   dtype, seed = dtype_and_seed(dtype, seed)
   return random(self, "ctx:rand", shape, floating(dtype, "ctx:rand"), "uniform", 0, 1, seed)
 end
 
 -- Standard normal.
-function Context:randn(shape, dtype, seed)
-  check_context(self, "ctx:randn")
+function M.randn(self, shape, dtype, seed)
   dtype, seed = dtype_and_seed(dtype, seed)
   return random(self, "ctx:randn", shape, floating(dtype, "ctx:randn"), "normal", 0, 1, seed)
 end
 
 -- Whole numbers in [low, high).
-function Context:randint(low, high, shape, dtype, seed)
+function M.randint(self, low, high, shape, dtype, seed)
   local what = "ctx:randint"
-  check_context(self, what)
   dtype, seed = dtype_and_seed(dtype, seed)
   local dt = dtype_or(dtype, "int64", what)
   if type(low) ~= "number" or type(high) ~= "number" or low % 1 ~= 0 or high % 1 ~= 0 or low >= high then
@@ -280,6 +268,5 @@ function Context:randint(low, high, shape, dtype, seed)
   return random(self, what, shape, dt, "integer", low, high, seed)
 end
 
-function M.install(iris) end
 
 return M

@@ -1,4 +1,4 @@
--- Tensor element types (shared/API.md): a dtype is its name, "float32" == iris.float32.
+-- Tensor element types (docs/memory.md, "Dtypes and conversions"): a dtype is its name, "float32" == iris.float32.
 --
 -- Each dtype's info table says how its elements are stored and how a Lua value becomes an element:
 --   size     bytes per element

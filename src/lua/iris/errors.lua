@@ -2,14 +2,13 @@
 --
 -- errors.raise(kind, fmt, ...) raises "file:line: message" where file:line is the user's line: the
 -- innermost stack frame that is not part of the iris module (embedded chunks are named "=iris/...").
--- The kind is remembered for the message, so the host can exit with 2 for usage and environment
--- errors and 1 for the rest, even after the error passed through pcall and error() again.
+-- The kind is remembered for the message, so the host can exit with its kind's code (2 for usage and
+-- environment errors, 1 for the rest: src/core/errors.def) even after the error passed through pcall
+-- and error() again.
 local ffi = require "ffi"
 local C = ffi.C
 
 local M = {}
-
-local EXIT_CODES = { usage = 2, environment = 2 }
 
 local kind_of_message = {}
 local remembered = 0
@@ -73,8 +72,13 @@ function M.check(status)
   end
 end
 
+-- The kind of an error message raised through this module, or nil.
 function M.kind(message) return kind_of_message[message] end
 
-function M.exit_code(message) return EXIT_CODES[kind_of_message[message]] or 1 end
+-- The process exit code of an error of `kind` (src/core/errors.def, through the C API).
+function M.exit_code_of(kind) return C.iris_exit_code(kind) end
+
+-- The process exit code of an error message raised through this module (1 for any other).
+function M.exit_code(message) return M.exit_code_of(kind_of_message[message] or "internal") end
 
 return M

@@ -1,22 +1,20 @@
--- iris.compile, iris.compile_file, kernels and their launches, iris.bench (shared/API.md "Kernels";
--- docs/kernels.md explains the pipeline).
+-- iris.compile, iris.compile_file, kernels and their launches, iris.bench (docs/kernels.md: the Lua
+-- side and the pipeline behind it).
 --
 -- Checking and marshalling arguments is policy, so it lives here. Each kernel gets a launch function
 -- generated for its signature (loadstring): fixed argument slots allocated once, one check per
 -- parameter, one FFI call. A launch from a JIT-compiled loop costs the FFI call and the driver's launch.
 local ffi = require "ffi"
+require "iris.cdef"
 local errors = require "iris.errors"
 local C = ffi.C
 
 local M = {}
 
+-- How a parameter is passed (iris_param_info.kind): the C API's IRIS_PARAM_* (src/capi/capi_kernels.h).
 local PARAM_POINTER, PARAM_INTEGER, PARAM_FLOAT, PARAM_BOOL, PARAM_CONTEXT, PARAM_FLOAT16, PARAM_BFLOAT16 =
-  0, 1, 2, 3, 4, 5, 6
-
--- Launch limits every GPU backend shares (CUDA and HIP alike).
-local MAX_GRID = { 2147483647, 65535, 65535 }
-local MAX_BLOCK = { 1024, 1024, 64 }
-local MAX_BLOCK_THREADS = 1024
+  C.IRIS_PARAM_POINTER, C.IRIS_PARAM_INTEGER, C.IRIS_PARAM_FLOAT, C.IRIS_PARAM_BOOL, C.IRIS_PARAM_CONTEXT,
+  C.IRIS_PARAM_FLOAT16, C.IRIS_PARAM_BFLOAT16
 
 -- ---- values as messages name them ---------------------------------------------------------------------
 
@@ -96,12 +94,13 @@ local function read_config(kernel, cfg, dims)
     errors.raise("invalid_argument", "%s:launch(cfg, ...): cfg must be a table {grid = ..., block = ... [, shared = bytes]}, got %s",
       kernel.name, describe(cfg))
   end
-  read_dim(kernel, cfg, "grid", MAX_GRID, dims, 0)
-  read_dim(kernel, cfg, "block", MAX_BLOCK, dims, 3)
+  local limits = kernel.limits
+  read_dim(kernel, cfg, "grid", limits.grid, dims, 0)
+  read_dim(kernel, cfg, "block", limits.block, dims, 3)
   local threads = dims[3] * dims[4] * dims[5]
-  if threads > MAX_BLOCK_THREADS then
+  if threads > limits.threads then
     errors.raise("invalid_argument", "%s:launch: a block of %d x %d x %d = %d threads; at most %d", kernel.name,
-      dims[3], dims[4], dims[5], threads, MAX_BLOCK_THREADS)
+      dims[3], dims[4], dims[5], threads, limits.threads)
   end
   local shared = cfg.shared
   if shared == nil then return 0 end
@@ -215,12 +214,20 @@ function Kernel:__tostring() return ("iris kernel %s(%s)"):format(self.label, si
 
 local Module = {}
 
+-- The device's launch limits (iris_launch_limits): { grid = {x, y, z}, block = {x, y, z}, threads = n }.
+local function launch_limits()
+  local grid, block, threads = ffi.new("uint32_t[3]"), ffi.new("uint32_t[3]"), ffi.new("uint32_t[1]")
+  errors.check(C.iris_launch_limits(grid, block, threads))
+  return { grid = { grid[0], grid[1], grid[2] }, block = { block[0], block[1], block[2] }, threads = threads[0] }
+end
+
 local function make_kernel(handle)
   local kernel = setmetatable({
     handle = handle,
     name = ffi.string(C.iris_kernel_name(handle)),
     label = ffi.string(C.iris_kernel_label(handle)),
     params = {},
+    limits = launch_limits(),
   }, Kernel)
   local info = ffi.new("iris_param_info")
   for i = 1, C.iris_kernel_param_count(handle) do
@@ -423,36 +430,33 @@ end
 
 -- ---- the public functions -------------------------------------------------------------------------------------
 
-function M.install(iris)
-  function iris.compile(source, opts)
-    if type(source) ~= "string" then
-      errors.raise("invalid_argument", "iris.compile(source [, opts]): source must be a string of HIP C++, got %s",
-        describe(source))
-    end
-    local origin = snippet_origin(source)
-    return compile(source, opts, origin, "the snippet at " .. origin, opts and opts.name or "snippet")
+-- iris.compile(source [, opts])
+function M.compile(source, opts)
+  if type(source) ~= "string" then
+    errors.raise("invalid_argument", "iris.compile(source [, opts]): source must be a string of HIP C++, got %s",
+      describe(source))
   end
-
-  function iris.compile_file(path, opts)
-    if type(path) ~= "string" then
-      errors.raise("invalid_argument", "iris.compile_file(path [, opts]): path must be a string, got %s", describe(path))
-    end
-    local file, err = io.open(path, "rb")
-    if not file then errors.raise("invalid_argument", "iris.compile_file: cannot open %s", err) end
-    local source = file:read("*a")
-    file:close()
-    return compile(source, opts, path, path, path)
-  end
-
-  iris.bench = bench
-
-  require("iris.context").Context.device_barrier = M.device_barrier
+  local origin = snippet_origin(source)
+  return compile(source, opts, origin, "the snippet at " .. origin, opts and opts.name or "snippet")
 end
 
+-- iris.compile_file(path [, opts])
+function M.compile_file(path, opts)
+  if type(path) ~= "string" then
+    errors.raise("invalid_argument", "iris.compile_file(path [, opts]): path must be a string, got %s", describe(path))
+  end
+  local file, err = io.open(path, "rb")
+  if not file then errors.raise("invalid_argument", "iris.compile_file: cannot open %s", err) end
+  local source = file:read("*a")
+  file:close()
+  return compile(source, opts, path, path, path)
+end
+
+M.bench = bench
+
 -- ctx:device_barrier(): a barrier among the ranks' devices (kernels/device_barrier.hip), asynchronous
--- like a launch.
+-- like a launch (iris.context attaches it and checks that it is called on the context).
 function M.device_barrier(ctx)
-  require("iris.context").check_context(ctx, "ctx:device_barrier")
   errors.check(C.iris_device_barrier())
 end
 

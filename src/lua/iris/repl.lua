@@ -3,12 +3,13 @@
 -- Rank 0 reads a complete chunk (more lines until it compiles, as `lua` does) or a meta-command, sends
 -- it to every rank, every rank runs it with its output captured, and rank 0 prints every rank's output
 -- in rank order, each line after "[r] " when there are several ranks. Policy lives here; the mechanism
--- (line editing, mpirun's terminal, messages between ranks, output capture, Ctrl-C) is C++ behind
--- src/capi/capi_repl.h.
+-- (line editing, mpirun's terminal, output capture, Ctrl-C) is C++ behind src/capi/capi_repl.h;
+-- commands and results travel on the session lane of iris.exchange.
 local ffi = require "ffi"
 local jit = require "jit"
 require "iris.cdef"
 local errors = require "iris.errors"
+local between_ranks = require "iris.exchange"
 local C = ffi.C
 
 local M = {}
@@ -126,21 +127,27 @@ local function run_protected(fn)
 end
 
 local function describe_this_rank()
-  local device = ffi.string(C.iris_repl_device())
-  if device == "" then device = "none yet (iris.init() has not run)" end
+  local device = "none yet (iris.init() has not run)"
+  if C.iris_initialized() == 1 then
+    device = ("%s device %d (%s)"):format(ffi.string(C.iris_backend_name()), C.iris_device_ordinal(),
+      ffi.string(C.iris_device_name()))
+  end
   return ("rank %d of %d: host %s, pid %d, device %s\n"):format(C.iris_rank(), C.iris_world_size(),
     ffi.string(C.iris_repl_host_name()), tonumber(C.iris_repl_pid()), device)
 end
 
--- The device time of a chunk, or why there is none.
+-- The device time of a chunk (iris_timer, as iris.bench's), or why there is none.
 local function start_device_timer()
-  if C.iris_repl_device_timer_start() == 0 then return true end
-  return false, ffi.string(C.iris_last_error())
+  local out = ffi.new("iris_timer*[1]")
+  if C.iris_timer_create(out) ~= 0 then return nil, ffi.string(C.iris_last_error()) end
+  local timer = ffi.gc(out[0], C.iris_timer_destroy)
+  if C.iris_timer_start(timer) ~= 0 then return nil, ffi.string(C.iris_last_error()) end
+  return timer
 end
 
-local function stop_device_timer()
+local function stop_device_timer(timer)
   local ms = ffi.new("double[1]")
-  if C.iris_repl_device_timer_stop(ms) == 0 then return ("%.3f ms"):format(ms[0]) end
+  if C.iris_timer_stop(timer, ms) == 0 then return ("%.3f ms"):format(ms[0]) end
   return "not available (" .. ffi.string(C.iris_last_error()) .. ")"
 end
 
@@ -159,10 +166,10 @@ local function run_code(command, record)
   -- defines run in the interpreter, so Ctrl-C stops a loop typed at the prompt. What they call from
   -- modules keeps the JIT.
   jit.off(fn, true)
-  local timed, device_reason = command.time, nil
-  local device_started, started = false, 0
+  local timed, timer, device_reason = command.time, nil, nil
+  local started = 0
   if timed then
-    device_started, device_reason = start_device_timer()
+    timer, device_reason = start_device_timer()
     started = C.iris_wall_time()
   end
   local status, detail
@@ -173,7 +180,7 @@ local function run_code(command, record)
   end
   if timed then
     local wall_ms = (C.iris_wall_time() - started) * 1000
-    local device = device_started and stop_device_timer() or ("not available (" .. device_reason .. ")")
+    local device = timer and stop_device_timer(timer) or ("not available (" .. device_reason .. ")")
     record.timing = ("time: wall %.3f ms, device %s\n"):format(wall_ms, device)
   end
   record.status = status
@@ -239,23 +246,18 @@ local function decode_record(text)
     err = text:sub(start + out_n, start + out_n + err_n - 1) }
 end
 
+-- Rank 0 passes the command (the others nil); every rank gets it back.
 local function share_command(text)
-  local out, n = ffi.new("const char*[1]"), ffi.new("size_t[1]")
-  errors.check(C.iris_repl_share_command(text, text and #text or 0, out, n))
-  return ffi.string(out[0], n[0])
+  return between_ranks.exchange(between_ranks.SESSION, between_ranks.FROM_ROOT, 0, "REPL: command", text or "")[0]
 end
 
 -- Every rank's record on rank 0 (index = rank, from 0); nil elsewhere.
 local function gather_records(mine, world_size)
-  local encoded = encode_record(mine)
-  errors.check(C.iris_repl_gather_results(encoded, #encoded))
+  local all = between_ranks.exchange(between_ranks.SESSION, between_ranks.TO_ROOT, 0, "REPL: results",
+    encode_record(mine))
   if C.iris_rank() ~= 0 then return nil end
   local records = { [0] = mine }
-  local data, n = ffi.new("const char*[1]"), ffi.new("size_t[1]")
-  for r = 1, world_size - 1 do
-    errors.check(C.iris_repl_result(r, data, n))
-    records[r] = decode_record(ffi.string(data[0], n[0]))
-  end
+  for r = 1, world_size - 1 do records[r] = decode_record(all[r]) end
   return records
 end
 

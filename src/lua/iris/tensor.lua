@@ -1,4 +1,4 @@
--- Tensors on the symmetric heap (shared/API.md "Tensors"; docs/memory.md "Tensor representation").
+-- Tensors on the symmetric heap (docs/memory.md, "Tensor representation").
 --
 -- A tensor is a Lua table:
 --   dtype       the dtype's name (public)
@@ -13,7 +13,8 @@
 --   _fixed      iris's own memory (ctx:heap_bases()): never freed, read-only
 -- Element access is 1-based. On a backend whose device memory the host can address (cpu) get/set and
 -- bulk reads go straight through the pointer; elsewhere through backend copies. This file has the
--- representation, element access, views and free; iris.tensor_data the operations on whole tensors.
+-- representation, element access, views and free; iris.tensor_data the operations on whole tensors,
+-- attached to tensors at the end of this file.
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local C = ffi.C
@@ -441,5 +442,15 @@ function Tensor:is_freed()
 end
 
 Tensor.__tostring = function(t) return require("iris.tensor_format").format(t) end
+
+---------------------------------------------------------------------------------------------------
+-- The operations on whole tensors (iris.tensor_data), attached beside this file's methods. That module
+-- builds on this one, so it is loaded once everything above is defined.
+
+package.loaded["iris.tensor"] = M
+local data = require "iris.tensor_data"
+for _, name in ipairs { "fill", "copy", "clone", "to_table", "sum", "min", "max", "equal", "allclose" } do
+  Tensor[name] = data[name]
+end
 
 return M

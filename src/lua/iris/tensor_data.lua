@@ -1,6 +1,6 @@
 -- Operations on whole tensors: moving elements between tensors and host memory, fill, copy, clone,
--- to_table, reductions and comparisons (results are Lua values, computed on the host). Methods of
--- iris.tensor's Tensor; the representation is described there.
+-- to_table, reductions and comparisons (results are Lua values, computed on the host). Methods of a
+-- tensor, which iris.tensor attaches beside its own; the representation is described there.
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local tensor = require "iris.tensor"
@@ -8,7 +8,6 @@ local C = ffi.C
 
 local M = {}
 
-local Tensor = tensor.Tensor
 local is_tensor = tensor.is_tensor
 local check_live = tensor.check_live
 local check_writable = tensor.check_writable
@@ -110,7 +109,7 @@ function M.write_values(t, values, what)
 end
 
 
-function Tensor:fill(v)
+function M.fill(self, v)
   check_live(self, "t:fill")
   check_writable(self, "t:fill")
   local dt = self._dt
@@ -138,7 +137,7 @@ M.same_shape = same_shape
 
 -- Copies `src` (a tensor of the same shape, any dtype, or a flat Lua array of numel values) into this
 -- tensor. Different dtypes convert as a C cast does (floats to integers truncate toward zero).
-function Tensor:copy(src)
+function M.copy(self, src)
   check_live(self, "t:copy")
   check_writable(self, "t:copy")
   if type(src) == "table" and not is_tensor(src) then
@@ -188,17 +187,17 @@ function Tensor:copy(src)
 end
 
 -- Collective (allocates): a contiguous tensor with the same shape, dtype and elements.
-function Tensor:clone()
+function M.clone(self)
   check_live(self, "t:clone")
   local dims = self:shape()
   local out = tensor.allocate("t:clone()", dims, self._numel, self._dt, false)
   out:copy(self)
-  -- every rank wrote its copy before any rank gets the tensor (shared/API.md "Memory rules")
+  -- every rank wrote its copy before any rank gets the tensor (docs/memory.md)
   if C.iris_world_size() > 1 then errors.check(C.iris_barrier("t:clone()")) end
   return out
 end
 
-function Tensor:to_table()
+function M.to_table(self)
   check_live(self, "t:to_table")
   local ptr, memory = host_elements(self)
   local decode = self._dt.decode
@@ -211,7 +210,7 @@ end
 ---------------------------------------------------------------------------------------------------
 -- Reductions and comparisons (on the host; results are Lua values)
 
-function Tensor:sum()
+function M.sum(self)
   check_live(self, "t:sum")
   local ptr, memory = host_elements(self)
   local number = self._dt.number
@@ -244,11 +243,11 @@ local function extreme(t, what, want_max)
   return best
 end
 
-function Tensor:min() return extreme(self, "t:min", false) end
-function Tensor:max() return extreme(self, "t:max", true) end
+function M.min(self) return extreme(self, "t:min", false) end
+function M.max(self) return extreme(self, "t:max", true) end
 
 -- True when `other` has the same shape and every element is equal (NaN equals nothing).
-function Tensor:equal(other)
+function M.equal(self, other)
   check_live(self, "t:equal")
   check_live(other, "t:equal", true)
   if not same_shape(self, other) then return false end
@@ -268,7 +267,7 @@ function Tensor:equal(other)
 end
 
 -- True when every |a - b| <= atol + rtol * |b| (torch's rule); shapes must match.
-function Tensor:allclose(other, rtol, atol)
+function M.allclose(self, other, rtol, atol)
   check_live(self, "t:allclose")
   check_live(other, "t:allclose", true)
   rtol = rtol or 1e-5

@@ -1,12 +1,13 @@
 -- iris.test, iris.skip and the `iris-lua test` runner (docs/lua-testing.md).
 --
 -- Every rank runs every case. After each case the ranks exchange their results (a host collective,
--- src/capi/capi_testing.h): a case fails if it failed on any rank, and rank 0 prints one line per
+-- iris.exchange): a case fails if it failed on any rank, and rank 0 prints one line per
 -- case with the failing ranks' messages and tracebacks, then `N passed, N failed, N skipped`.
 -- A case that runs longer than the timeout is interrupted the way Ctrl-C interrupts a script, so the
 -- report says where it was; the ranks waiting for it are waiting in the exchange and carry on.
 local ffi = require "ffi"
 local errors = require "iris.errors"
+local between_ranks = require "iris.exchange"
 local C = ffi.C
 
 local concat = table.concat
@@ -151,18 +152,22 @@ local function decode(text)
   return fields
 end
 
+-- The name the exchange announces: a rank in a case's collective sees it in its mismatch message.
+local EXCHANGE_OP = "iris-lua test: exchange of case results"
+
 -- Every rank's `fields` (index 1 = rank 0).
 local function exchange(fields)
   local mine = encode(fields)
-  local n = world_size()
-  local all, lengths = ffi.new("const char*[1]"), ffi.new("uint64_t[?]", n)
-  errors.check(C.iris_testing_exchange(mine, #mine, all, lengths))
-  local out, offset = {}, 0
-  for r = 0, n - 1 do
-    local length = tonumber(lengths[r])
-    out[r + 1] = decode(ffi.string(all[0] + offset, length))
-    offset = offset + length
+  local function all_fields()
+    return between_ranks.exchange(between_ranks.JOB, between_ranks.TO_ALL, 0, EXCHANGE_OP, mine)
   end
+  -- A rank whose case failed early arrives here while another may still be in a collective of that
+  -- case. Both see a mismatch: that rank's case fails with it and comes here; this rank tries again.
+  local ok, all = pcall(all_fields)
+  while not ok and errors.kind(all) == "divergence" do ok, all = pcall(all_fields) end
+  if not ok then error(all, 0) end
+  local out = {}
+  for r = 0, world_size() - 1 do out[r + 1] = decode(all[r]) end
   return out
 end
 
@@ -462,7 +467,7 @@ function M.main(...)
     if rank() == 0 then
       io.stderr:write("iris-lua test: ", problem, "\n", USAGE:match("^[^\n]*\n"), "(iris-lua test --help describes the options)\n")
     end
-    return 2
+    return errors.exit_code_of("usage")
   end
   if not ok then return usage_error(options) end
   if options.help then
@@ -499,7 +504,7 @@ function M.main(...)
       junit_file:close()
     end
   end
-  return counts.fail > 0 and 1 or 0
+  return counts.fail > 0 and errors.exit_code_of("assertion") or 0
 end
 
 ---------------------------------------------------------------------------------------------------
@@ -522,26 +527,26 @@ local function run_now(name, fn, file)
   end
 end
 
-function M.install(iris)
-  function iris.test(name, fn)
-    if type(name) ~= "string" or name == "" or type(fn) ~= "function" then
-      errors.raise("invalid_argument", "iris.test(name, fn) takes a name and a function, got %s and %s",
-        type(name) == "string" and ("%q"):format(name) or type(name), type(fn))
-    end
-    if running == nil then return run_now(name, fn, debug.getinfo(2, "S").short_src) end
-    if running.phase == "case" then
-      errors.raise("invalid_argument", "iris.test('%s') inside the test case '%s': declare cases at the top level of the file",
-        name, running.label)
-    end
-    running.cases[#running.cases + 1] = { name = name, fn = fn }
+-- iris.test(name, fn)
+function M.test(name, fn)
+  if type(name) ~= "string" or name == "" or type(fn) ~= "function" then
+    errors.raise("invalid_argument", "iris.test(name, fn) takes a name and a function, got %s and %s",
+      type(name) == "string" and ("%q"):format(name) or type(name), type(fn))
   end
+  if running == nil then return run_now(name, fn, debug.getinfo(2, "S").short_src) end
+  if running.phase == "case" then
+    errors.raise("invalid_argument", "iris.test('%s') inside the test case '%s': declare cases at the top level of the file",
+      name, running.label)
+  end
+  running.cases[#running.cases + 1] = { name = name, fn = fn }
+end
 
-  function iris.skip(reason)
-    if running == nil then
-      errors.raise("invalid_argument", "iris.skip() belongs in a test case (iris.test) or at the top of a file run by `iris-lua test`")
-    end
-    error(setmetatable({ reason = reason ~= nil and tostring(reason) or "no reason given" }, Skip), 0)
+-- iris.skip([reason])
+function M.skip(reason)
+  if running == nil then
+    errors.raise("invalid_argument", "iris.skip() belongs in a test case (iris.test) or at the top of a file run by `iris-lua test`")
   end
+  error(setmetatable({ reason = reason ~= nil and tostring(reason) or "no reason given" }, Skip), 0)
 end
 
 return M

@@ -27,6 +27,17 @@ CodeTarget CpuBackend::code_target() const {
   return CodeTarget{"cxx", name.machine};
 }
 
+LaunchLimits CpuBackend::launch_limits() const {
+  // Those every GPU backend has (CUDA and HIP alike), so that a launch that runs here runs on a GPU.
+  LaunchLimits limits;
+  limits.max_threads_per_block = 1024;
+  limits.max_block[0] = limits.max_block[1] = 1024;
+  limits.max_block[2] = 64;
+  limits.max_grid[0] = 2147483647u;
+  limits.max_grid[1] = limits.max_grid[2] = 65535;
+  return limits;
+}
+
 void* CpuBackend::allocate_heap(size_t bytes) { return memory_->allocate_heap(bytes); }
 std::vector<uint8_t> CpuBackend::export_heap() { return memory_->export_heap(); }
 void* CpuBackend::import_peer_heap(int peer, int, const std::vector<uint8_t>& handle, size_t bytes) {

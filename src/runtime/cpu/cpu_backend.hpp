@@ -27,6 +27,7 @@ class CpuBackend final : public Backend {
   int device() const override { return 0; }
   std::string device_name() const override;
   CodeTarget code_target() const override;
+  LaunchLimits launch_limits() const override;
 
   void* allocate_heap(size_t bytes) override;
   std::vector<uint8_t> export_heap() override;

@@ -64,21 +64,13 @@ CudaBackend::CudaBackend(const comm::Comm& comm) : GpuBackend(cuda::Api{cuda::dr
     throw;
   }
   log::write(log::Level::info,
-             format("cuda: node-local rank %d on GPU %d of %d: %s (sm_%d%d), driver for CUDA %s%s", comm.local_rank(),
+             format("cuda: node-local rank %d on GPU %d of %d: %s (sm_%d%d), driver for CUDA %s", comm.local_rank(),
                     device_, device_count_, device_name_.c_str(), compute_major_, compute_minor_,
-                    cuda::version_text(cu.version).c_str(), launch_blocking_ ? ", IRIS_LAUNCH_BLOCKING=1" : ""));
+                    cuda::version_text(cu.version).c_str()));
 }
 
 CudaBackend::~CudaBackend() {
-  // After a fault the context is unusable and every call would fail: the process is ending anyway.
-  if (faults_.faulted()) return;
-  try {
-    release_heaps();
-    bind();
-  } catch (const Error& e) {
-    log::write(log::Level::warning, format("cuda: closing GPU %d: %s", device_, e.what()));
-    return;
-  }
+  if (!release_for_close()) return;
   cu.cuStreamDestroy(stream_);
   cu.cuDevicePrimaryCtxRelease(device_handle_);
   t_bound_context = nullptr;

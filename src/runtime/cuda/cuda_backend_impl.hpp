@@ -25,12 +25,12 @@ class CudaBackend final : public gpu::GpuBackend<cuda::Api> {
   ~CudaBackend() override;
 
   CodeTarget code_target() const override;
-  void* allocate_heap(size_t bytes) override;
   std::unique_ptr<Module> load_module(const std::vector<uint8_t>& code) override;
   // Makes the context current on the calling thread (a no-op when it already is).
   void bind() override;
 
  private:
+  void* allocate_heap_memory(size_t bytes) override;
   void reach_peer_gpu(int ordinal, int peer) override;
 
   const cuda::Driver& cu;  // the driver, for what only this backend calls (the shared code: `calls`)

@@ -1,32 +1,24 @@
-// The cuda backend's own memory steps: allocating the symmetric heap (cuMemAlloc, SYNC_MEMOPS) and
-// peer access to another GPU's heap. Exporting, importing and releasing the heap, mapped host memory,
-// copies and fills are shared with the hip backend (gpu/memory.hpp).
+// The cuda backend's own memory steps: the symmetric heap's device memory (cuMemAlloc, SYNC_MEMOPS) and
+// peer access to another GPU's heap. Allocating (the checks, zeroing), exporting, importing and
+// releasing the heap, mapped host memory, copies and fills are shared with the hip backend
+// (gpu/memory.hpp).
 #include "core/log.hpp"
 #include "runtime/cuda/cuda_backend_impl.hpp"
 #include "runtime/gpu/heap_handle.hpp"
 
 namespace iris::runtime {
 
-void* CudaBackend::allocate_heap(size_t bytes) {
-  throw_if_faulted();
-  if (heap_) throw Error(Errc::internal, "the symmetric heap is allocated once per backend");
-  if (bytes == 0) throw Error(Errc::invalid_argument, "a symmetric heap of 0 bytes");
-  bind();
+void* CudaBackend::allocate_heap_memory(size_t bytes) {
   CUdeviceptr heap = 0;
   CUresult result = cu.cuMemAlloc(&heap, bytes);
-  if (result == CUDA_ERROR_OUT_OF_MEMORY) throw_heap_too_large(bytes);
+  if (result == CUDA_ERROR_OUT_OF_MEMORY) return nullptr;
   check(result, "cuMemAlloc", format("allocating a %s symmetric heap on GPU %d", human_bytes(bytes).c_str(), device_));
-  heap_ = cuda::Api::pointer(heap);
-  heap_bytes_ = bytes;
   // Synchronous copies into the heap, from any stream or library of this process, then wait for the
   // device work on it instead of racing it.
   unsigned int sync_memops = 1;
   check(cu.cuPointerSetAttribute(&sync_memops, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, heap), "cuPointerSetAttribute",
         "making copies into the heap synchronous");
-  // A fresh heap reads as zeros, as on the other backends.
-  check(cu.cuMemsetD8Async(heap, 0, bytes, stream_), "cuMemsetD8Async", "zeroing the heap");
-  wait_stream("zeroing the heap");
-  return heap_;
+  return cuda::Api::pointer(heap);
 }
 
 void CudaBackend::reach_peer_gpu(int ordinal, int peer) {

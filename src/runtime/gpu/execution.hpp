@@ -176,7 +176,6 @@ void GpuBackend<Api>::launch(Module& module, void* function, const LaunchConfig&
                                      launched.call, calls.error_text(launched.status).c_str()));
   }
   faults_.launched(kernel_label);
-  if (launch_blocking_) wait_stream("waiting for the kernel just launched (IRIS_LAUNCH_BLOCKING=1)");
 }
 
 template <class Api>

@@ -7,8 +7,8 @@
 //
 // CudaBackend and HipBackend derive from GpuBackend<Api> and add only what really differs: how a
 // thread binds the device (bind(): CUDA's explicit context, HIP's current device), opening the device
-// and the code target, allocating the heap (fine-grained memory on AMD), peer access
-// (reach_peer_gpu()) and loading a module.
+// and the code target, the heap's device memory (allocate_heap_memory(): fine-grained memory on AMD),
+// peer access (reach_peer_gpu()) and loading a module.
 //
 // Ordering (backend.hpp): one non-blocking stream; every memory operation is enqueued on it and waited
 // for before it returns; only launch() returns early. Modules and events refer to the backend: the
@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "comm/comm.hpp"
-#include "core/env.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/fault_report.hpp"
 #include "runtime/gpu/launch_limits.hpp"
@@ -45,8 +45,9 @@ class GpuBackend : public Backend {
   const char* name() const override { return Api::name; }
   int device() const override { return device_; }
   std::string device_name() const override { return device_name_; }
+  LaunchLimits launch_limits() const override { return limits_; }
 
-  // allocate_heap() is the vendor's.
+  void* allocate_heap(size_t bytes) override;
   std::vector<uint8_t> export_heap() override;
   void* import_peer_heap(int peer, int peer_device, const std::vector<uint8_t>& handle, size_t bytes) override;
   void release_heaps() override;
@@ -91,9 +92,16 @@ class GpuBackend : public Backend {
 
  protected:
   GpuBackend(const Api& api, const comm::Comm& comm)
-      : calls(api), comm_(comm), launch_blocking_(env::get(env::Var::launch_blocking).value_or("0") == "1") {}
+      : calls(api), comm_(comm) {}
 
   [[noreturn]] void fail(Status result, const char* call, const std::string& what, Errc kind);
+  // The start of the vendor's destructor: releases the heaps and binds the device for the vendor's own
+  // releases. False when those are to be skipped: after a fault the device is unusable and every call
+  // would fail (the process is ending anyway), or releasing failed (a warning says so).
+  bool release_for_close();
+  // The device memory of the symmetric heap, as the vendor allocates it; nullptr when the GPU has too
+  // little memory left (allocate_heap() then says how much there is). Throws for other failures.
+  virtual void* allocate_heap_memory(size_t bytes) = 0;
   // Before a heap exported on another GPU (ordinal `ordinal` in this process) is opened for `peer`:
   // checks that this GPU reaches that one and does what the vendor needs for the mapping.
   virtual void reach_peer_gpu(int ordinal, int peer) = 0;
@@ -107,7 +115,6 @@ class GpuBackend : public Backend {
   std::string device_name_;
   DeviceLimits limits_;
   typename Api::Stream stream_ = nullptr;
-  const bool launch_blocking_;  // IRIS_LAUNCH_BLOCKING=1: wait after every launch
   FaultState faults_;
 
   void* heap_ = nullptr;
@@ -134,6 +141,19 @@ void GpuBackend<Api>::fail(Status result, const char* call, const std::string& w
   faults_.throw_if_faulted();
   if (Api::is_device_fault(result)) faults_.raise(calls.error_text(result), call, device_, device_name_, mailbox_);
   throw Error(kind, format("%s: %s returned %s", what.c_str(), call, calls.error_text(result).c_str()));
+}
+
+template <class Api>
+bool GpuBackend<Api>::release_for_close() {
+  if (faults_.faulted()) return false;
+  try {
+    release_heaps();
+    bind();
+  } catch (const Error& e) {
+    log::write(log::Level::warning, format("%s: closing GPU %d: %s", Api::name, device_, e.what()));
+    return false;
+  }
+  return true;
 }
 
 template <class Api>

@@ -10,10 +10,8 @@
 
 namespace iris::runtime::gpu {
 
-struct DeviceLimits {
-  unsigned max_threads_per_block = 0;
-  unsigned max_block[3] = {0, 0, 0};
-  unsigned max_grid[3] = {0, 0, 0};
+// The device's launch limits (as the driver reports them) and its shared memory.
+struct DeviceLimits : LaunchLimits {
   size_t max_shared_per_block = 0;  // static + dynamic, the most a kernel may opt in to
 };
 

@@ -1,6 +1,7 @@
 // The GPU backends' memory, written once over the vendor adaptor (gpu_backend.hpp): exporting,
-// importing and releasing the symmetric heap (through the vendor's IPC), mapped host memory, copies and
-// fills. Allocating the heap is the vendor's (cuda_memory.cpp, hip_memory.cpp), and so is peer access.
+// allocating, importing and releasing the symmetric heap (through the vendor's IPC), mapped host memory,
+// copies and fills. The heap's device memory is the vendor's (cuda_memory.cpp, hip_memory.cpp), and so
+// is peer access.
 // Every operation is enqueued on the backend's stream, after the kernels launched before it, and
 // waited for.
 //
@@ -29,6 +30,22 @@ void GpuBackend<Api>::throw_heap_too_large(size_t bytes) const {
                      "hold a heap each); ask for less with iris.init{heap_size=} or IRIS_HEAP_SIZE",
                      human_bytes(bytes).c_str(), device_, device_name_.c_str(), human_bytes(free_bytes).c_str(),
                      human_bytes(total_bytes).c_str()));
+}
+
+template <class Api>
+void* GpuBackend<Api>::allocate_heap(size_t bytes) {
+  throw_if_faulted();
+  if (heap_) throw Error(Errc::internal, "the symmetric heap is allocated once per backend");
+  if (bytes == 0) throw Error(Errc::invalid_argument, "a symmetric heap of 0 bytes");
+  bind();
+  void* heap = allocate_heap_memory(bytes);
+  if (heap == nullptr) throw_heap_too_large(bytes);
+  heap_ = heap;
+  heap_bytes_ = bytes;
+  // A fresh heap reads as zeros, as on the other backends.
+  check(calls.memset8(heap_, 0, bytes, stream_), "zeroing the heap");
+  wait_stream("zeroing the heap");
+  return heap_;
 }
 
 template <class Api>

@@ -60,21 +60,12 @@ HipBackend::HipBackend(const comm::Comm& comm) : GpuBackend(hip::Api{hip::runtim
   check(api.hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking), "hipStreamCreateWithFlags",
         "creating the stream");
   log::write(log::Level::info,
-             format("hip: node-local rank %d on GPU %d of %d: %s (%s), HIP %s%s", comm.local_rank(), device_,
-                    device_count_, device_name_.c_str(), arch_.c_str(), hip::version_text(api.version).c_str(),
-                    launch_blocking_ ? ", IRIS_LAUNCH_BLOCKING=1" : ""));
+             format("hip: node-local rank %d on GPU %d of %d: %s (%s), HIP %s", comm.local_rank(), device_,
+                    device_count_, device_name_.c_str(), arch_.c_str(), hip::version_text(api.version).c_str()));
 }
 
 HipBackend::~HipBackend() {
-  // After a fault the device is unusable and every call would fail: the process is ending anyway.
-  if (faults_.faulted()) return;
-  try {
-    release_heaps();
-    bind();
-  } catch (const Error& e) {
-    log::write(log::Level::warning, format("hip: closing GPU %d: %s", device_, e.what()));
-    return;
-  }
+  if (!release_for_close()) return;
   (void)api.hipStreamDestroy(stream_);  // best effort: nothing to do about a failure at teardown
 }
 

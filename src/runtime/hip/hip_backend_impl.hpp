@@ -27,12 +27,12 @@ class HipBackend final : public gpu::GpuBackend<hip::Api> {
   ~HipBackend() override;
 
   CodeTarget code_target() const override { return CodeTarget{"hiprtc", arch_}; }
-  void* allocate_heap(size_t bytes) override;
   std::unique_ptr<Module> load_module(const std::vector<uint8_t>& code) override;
   // Selects this backend's device on the calling thread (a no-op when it already is).
   void bind() override;
 
  private:
+  void* allocate_heap_memory(size_t bytes) override;
   void reach_peer_gpu(int ordinal, int peer) override;
 
   const hip::Runtime& api;  // the runtime, for what only this backend calls (the shared code: `calls`)

@@ -1,6 +1,6 @@
-// The hip backend's own memory steps: allocating the symmetric heap in fine-grained device memory, and
-// peer access to another GPU's heap. Exporting, importing and releasing the heap, mapped host memory,
-// copies and fills are shared with the cuda backend (gpu/memory.hpp).
+// The hip backend's own memory steps: the symmetric heap's device memory (fine-grained), and peer
+// access to another GPU's heap. Allocating (the checks, zeroing), exporting, importing and releasing the
+// heap, mapped host memory, copies and fills are shared with the cuda backend (gpu/memory.hpp).
 //
 // Fine-grained, as Iris allocates it: coarse-grained memory is coherent only at kernel boundaries, so
 // a flag another GPU writes, or an atomic from another GPU, would not be seen by a kernel polling it.
@@ -9,22 +9,13 @@
 
 namespace iris::runtime {
 
-void* HipBackend::allocate_heap(size_t bytes) {
-  throw_if_faulted();
-  if (heap_) throw Error(Errc::internal, "the symmetric heap is allocated once per backend");
-  if (bytes == 0) throw Error(Errc::invalid_argument, "a symmetric heap of 0 bytes");
-  bind();
+void* HipBackend::allocate_heap_memory(size_t bytes) {
   void* heap = nullptr;
   hipError_t result = api.hipExtMallocWithFlags(&heap, bytes, hipDeviceMallocFinegrained);
-  if (result == hipErrorOutOfMemory) throw_heap_too_large(bytes);
+  if (result == hipErrorOutOfMemory) return nullptr;
   check(result, "hipExtMallocWithFlags",
         format("allocating a %s fine-grained symmetric heap on GPU %d", human_bytes(bytes).c_str(), device_));
-  heap_ = heap;
-  heap_bytes_ = bytes;
-  // A fresh heap reads as zeros, as on the other backends.
-  check(api.hipMemsetD8Async(heap_, 0, bytes, stream_), "hipMemsetD8Async", "zeroing the heap");
-  wait_stream("zeroing the heap");
-  return heap_;
+  return heap;
 }
 
 void HipBackend::reach_peer_gpu(int ordinal, int peer) {

@@ -10,6 +10,7 @@
 #include "core/error.hpp"
 #include "gpu_session.hpp"
 #include "iris/impl/abi.h"
+#include "programs/registry.hpp"
 
 using namespace iris;
 using namespace iris::gpu_test;
@@ -99,12 +100,23 @@ TEST_CASE("a failed wait reported in the mailbox is named in the device fault", 
 
 TEST_CASE("with IRIS_LAUNCH_BLOCKING=1 the launch itself reports the fault of its kernel",
           "[.][fault][launch_blocking]") {
-  setenv("IRIS_LAUNCH_BLOCKING", "1", 1);  // read when the backend starts, which is now
+  // The registry is where IRIS_LAUNCH_BLOCKING acts (the backend never waits after a launch itself).
   runtime::Backend& gpu = backend();
+  runtime::MappedHostBuffer mailbox = gpu.allocate_mapped_host(sizeof(abi::DeviceMailbox));
+  programs::DeviceContext device;
+  device.backend = &gpu;
+  device.mailbox = mailbox;
+  programs::RegistryOptions options;
+  options.launch_blocking = true;
+  programs::Registry registry(device, options);
   std::unique_ptr<runtime::Module> module = gpu.load_module(test_kernels_ptx());
-  gpu.launch(*module, module->function("iris_test_empty"), one_thread(), nullptr, "empty");
-  const std::string message = fault_message([&] {
-    gpu.launch(*module, module->function("iris_test_store_null"), one_thread(), nullptr, "store_null (blocking)");
-  });
+  programs::Kernel empty, store_null;
+  empty.label = "empty";
+  empty.module = store_null.module = module.get();
+  empty.function = module->function("iris_test_empty");
+  store_null.label = "store_null (blocking)";
+  store_null.function = module->function("iris_test_store_null");
+  registry.launch(empty, one_thread(), nullptr);
+  const std::string message = fault_message([&] { registry.launch(store_null, one_thread(), nullptr); });
   CHECK_THAT(message, Contains("kernels launched since the last synchronization: store_null (blocking);"));
 }

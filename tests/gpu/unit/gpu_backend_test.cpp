@@ -1,4 +1,4 @@
-// The code the cuda and hip backends share (src/runtime/gpu/gpu_backend.hpp, memory.hpp, kernels.hpp),
+// The code the cuda and hip backends share (src/runtime/gpu/gpu_backend.hpp, memory.hpp, execution.hpp),
 // run without a GPU over a fake vendor API that records every call and fails the calls a test asks it
 // to. The fake names its calls as the CUDA driver does, so each expected sequence below is the cuda
 // backend's, as verified on H200s (hip::Api maps each call to its HIP twin). The device tests
@@ -15,6 +15,8 @@
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
+#include "iris/impl/abi.h"
+#include "programs/registry.hpp"
 #include "runtime/gpu/gpu_backend.hpp"
 #include "runtime/gpu/heap_handle.hpp"
 #include "runtime/gpu/execution.hpp"
@@ -188,16 +190,14 @@ class FakeBackend final : public gpu::GpuBackend<FakeApi> {
   }
 
   CodeTarget code_target() const override { return CodeTarget{"none", "fake"}; }
-  void* allocate_heap(size_t bytes) override {
-    heap_ = reinterpret_cast<void*>(uintptr_t{0x1000000});
-    heap_bytes_ = bytes;
-    return heap_;
+  void* allocate_heap_memory(size_t bytes) override {
+    driver_.calls.push_back("allocate heap memory");
+    return bytes > (size_t(64) << 30) ? nullptr : reinterpret_cast<void*>(uintptr_t{0x1000000});
   }
   std::unique_ptr<Module> load_module(const std::vector<uint8_t>&) override {
     return std::make_unique<gpu::LoadedModule<FakeApi>>(*this, 1);
   }
   void bind() override {}
-  void report_out_of_memory(size_t bytes) const { throw_heap_too_large(bytes); }
 
  private:
   void reach_peer_gpu(int ordinal, int peer) override { driver_.calls.push_back(format("reach GPU %d", ordinal)); }
@@ -334,21 +334,30 @@ TEST_CASE("a wait that reports a fault names the call that reported it", "[unit]
   }
 }
 
-TEST_CASE("IRIS_LAUNCH_BLOCKING=1 waits for each kernel right after its launch", "[unit][gpu]") {
+// IRIS_LAUNCH_BLOCKING is the registry's (programs/registry.cpp): a backend never waits after a launch
+// itself, so a blocking launch waits once.
+TEST_CASE("IRIS_LAUNCH_BLOCKING=1 makes the registry wait once for each kernel right after its launch", "[unit][gpu]") {
   for (const bool blocking : {false, true}) {
-    if (blocking) {
-      setenv("IRIS_LAUNCH_BLOCKING", "1", 1);
-    } else {
-      unsetenv("IRIS_LAUNCH_BLOCKING");
-    }
+    setenv("IRIS_LAUNCH_BLOCKING", "1", 1);  // what the backend would have read, were it its business
     FakeDriver driver;
     FakeBackend backend(driver);
     unsetenv("IRIS_LAUNCH_BLOCKING");
+    abi::DeviceMailbox mailbox{};
+    programs::DeviceContext device;
+    device.backend = &backend;
+    device.mailbox = MappedHostBuffer{&mailbox, &mailbox, sizeof mailbox};
+    programs::RegistryOptions options;
+    options.launch_blocking = blocking;
+    programs::Registry registry(device, options);
     auto module = backend.load_module({});
-    void* kernel = module->function("scale");
-    backend.launch(*module, kernel, launch_config(32), nullptr, "warm-up");  // reads the kernel's limits
+    programs::Kernel kernel;
+    kernel.label = "scale (x.lua:1)";
+    kernel.module = module.get();
+    kernel.function = module->function("scale");
+    backend.launch(*module, kernel.function, launch_config(32), nullptr, "warm-up");  // reads the kernel's limits
+    CHECK(driver.calls.back() == "cuLaunchKernel");
     driver.calls.clear();
-    backend.launch(*module, kernel, launch_config(32), nullptr, "scale (x.lua:1)");
+    registry.launch(kernel, launch_config(32), nullptr);
     CHECK(driver.calls == (blocking ? Calls{"cuLaunchKernel", "cuStreamQuery"} : Calls{"cuLaunchKernel"}));
   }
 }
@@ -465,11 +474,21 @@ TEST_CASE("mapped host memory comes zeroed, and a mapping that fails frees what 
   CHECK(driver.calls == Calls{"cuMemHostAlloc", "cuMemHostGetDevicePointer", "cuMemFreeHost"});
 }
 
+TEST_CASE("the heap's memory is the vendor's; the shared code allocates it once, zeroes it and waits",
+          "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  CHECK(backend.allocate_heap(1 << 20) == reinterpret_cast<void*>(uintptr_t{0x1000000}));
+  CHECK(driver.calls == Calls{"allocate heap memory", "cuMemsetD8Async", "cuStreamQuery"});
+  CHECK_THROWS_WITH(backend.allocate_heap(1 << 20), "the symmetric heap is allocated once per backend");
+}
+
 TEST_CASE("a heap is exported with its GPU's bus id, and a peer's is found by bus id, reached and opened",
           "[unit][gpu]") {
   FakeDriver driver;
   FakeBackend backend(driver);
   backend.allocate_heap(1 << 20);
+  driver.calls.clear();
   const std::vector<uint8_t> mine = backend.export_heap();
   CHECK(driver.calls == Calls{"cuIpcGetMemHandle", "cuDeviceGetPCIBusId"});
   const gpu::HeapHandle exported = gpu::decode_heap_handle(mine, "fake", 0);
@@ -526,13 +545,13 @@ TEST_CASE("a heap too large for the GPU says how much is free", "[unit][gpu]") {
   FakeDriver driver;
   FakeBackend backend(driver);
   try {
-    backend.report_out_of_memory(size_t{4} << 30);
+    backend.allocate_heap(size_t{100} << 30);  // the fake vendor has no room for more than 64 GiB
     FAIL("no error");
   } catch (const Error& e) {
     CHECK(e.code() == Errc::environment);
     CHECK(std::string(e.what()) ==
-          "cannot allocate a 4 GiB symmetric heap on GPU 0 (Fake GPU): 1 GiB free of 2 GiB (ranks sharing this GPU "
-          "hold a heap each); ask for less with iris.init{heap_size=} or IRIS_HEAP_SIZE");
+          "cannot allocate a 100 GiB symmetric heap on GPU 0 (Fake GPU): 1 GiB free of 2 GiB (ranks sharing this "
+          "GPU hold a heap each); ask for less with iris.init{heap_size=} or IRIS_HEAP_SIZE");
   }
-  CHECK(driver.calls == Calls{"cuMemGetInfo"});
+  CHECK(driver.calls == Calls{"allocate heap memory", "cuMemGetInfo"});
 }
