@@ -42,3 +42,14 @@ assert(err:find("kernels_arguments.lua:" .. first_line .. " for ", 1, true), err
 assert(err:find("snippet[:(]2"), err) -- host compiler and hiprtc: snippet:2:5, NVRTC: snippet(2)
 assert(err:find("undeclared_name", 1, true), err)
 print(("rank %d: argument checks against real tensors correct"):format(ctx.rank))
+
+-- A parameter type spelled with an object-like macro, or with a define of the compile options,
+-- resolves as the macro's text would (issue 13).
+local macros = iris.compile([[
+#define PTR int*
+__global__ void seven(PTR out, REAL scale) { out[0] = static_cast<int>(7 * scale); }
+]], { defines = { REAL = "float" } })
+local out = ctx:zeros(1, "int32")
+macros.seven:launch({ grid = 1, block = 1 }, out, 1)
+ctx:synchronize()
+assert(out:to_table()[1] == 7, "kernel through #define PTR wrote " .. tostring(out:to_table()[1]))
