@@ -30,16 +30,27 @@ expect_error("cfg.block must be an integer or {x, y, z}, got nil",
 expect_error("k:launch: a block of 32 x 32 x 2 = 2048 threads; at most 1024",
   function() mod.k:launch({ grid = 1, block = { 32, 32, 2 } }, buf, 1, ctx, true, 0, buf) end)
 
--- A compile error: the compiler's log, its lines counted in the snippet, and the script line where
--- the snippet's first line is (found in this file, though LuaJIT reports the call's last line).
+-- A compile error: the compiler's log, with the script line where the snippet's first line is (found
+-- in this file, though LuaJIT reports the call's last line), and the compiler's messages at this
+-- file's lines: the mistake on the snippet's 10th line is reported at the script line it is on.
 local first_line = debug.getinfo(1, "l").currentline + 2
 local ok, err = pcall(iris.compile, [[
 __global__ void broken(int* p) {
-  p[0] = undeclared_name;
+  int a = 1;
+  int b = 2;
+  int c = 3;
+  int d = 4;
+  int e = 5;
+  int f = 6;
+  int g = 7;
+  int h = 8;
+  p[0] = undeclared_name + a + b + c + d + e + f + g + h;
 }]])
 assert(not ok, "a broken snippet compiled")
 assert(err:find("kernels_arguments.lua:" .. first_line .. " for ", 1, true), err)
-assert(err:find("snippet[:(]2"), err) -- host compiler and hiprtc: snippet:2:5, NVRTC: snippet(2)
+-- host compiler and hiprtc: kernels_arguments.lua:N:5, NVRTC: kernels_arguments.lua(N)
+assert(err:find("kernels_arguments.lua[:(]" .. first_line + 9 .. "[:)]"), err)
+assert(not err:find("snippet[:(]"), err)
 assert(err:find("undeclared_name", 1, true), err)
 print(("rank %d: argument checks against real tensors correct"):format(ctx.rank))
 

@@ -404,17 +404,20 @@ local function script_text(path)
   return text or nil
 end
 
--- "script.lua:12": the script line holding the snippet's first line, so that compiler messages'
--- snippet:N is script line 12 + N - 1. The caller's line is not enough: LuaJIT reports
--- `iris.compile [[...]]` at the line where the string ends. The snippet is found in the script's text
--- (the occurrence nearest the call); without a script file, the caller's line.
+-- "script.lua:12": the script line holding the snippet's first line. The caller's line is not enough:
+-- LuaJIT reports `iris.compile [[...]]` at the line where the string ends. The snippet is found in the
+-- script's text (the occurrence nearest the call); without a script file, the caller's line. When it
+-- was found, also the script's path and that line, for the #line directive that makes compiler
+-- messages name the script's own lines.
 local function snippet_origin(source)
   local frame = errors.user_frame()
   if not frame then return "(interactive)" end
   local line = frame.currentline or 0
-  local text = frame.source:sub(1, 1) == "@" and #source > 0 and script_text(frame.source:sub(2))
+  local path = frame.source:sub(1, 1) == "@" and frame.source:sub(2)
+  local text = path and #source > 0 and script_text(path)
+  local best
   if text then
-    local best, position = nil, 1
+    local position = 1
     while true do
       local at = text:find(source, position, true)
       if not at then break end
@@ -423,9 +426,15 @@ local function snippet_origin(source)
       if not best or math.abs(start - line) < math.abs(best - line) then best = start end
       position = at + 1
     end
-    line = best or line
   end
-  return ("%s:%d"):format(frame.short_src, line)
+  return ("%s:%d"):format(frame.short_src, best or line), best and path, best
+end
+
+-- The source as the compiler sees it: with `#line` naming the script and the snippet's first line
+-- there, so that an error on the snippet's 10th line reads script.lua:21, the line of the mistake.
+local function mapped_to_script(source, path, line)
+  if not path then return source end
+  return ('#line %d "%s"\n%s'):format(line, path:gsub('[\\"]', "\\%0"), source)
 end
 
 -- ---- the public functions -------------------------------------------------------------------------------------
@@ -436,8 +445,9 @@ function M.compile(source, opts)
     errors.raise("invalid_argument", "iris.compile(source [, opts]): source must be a string of HIP C++, got %s",
       describe(source))
   end
-  local origin = snippet_origin(source)
-  return compile(source, opts, origin, "the snippet at " .. origin, opts and opts.name or "snippet")
+  local origin, path, line = snippet_origin(source)
+  return compile(mapped_to_script(source, path, line), opts, origin, "the snippet at " .. origin,
+    opts and opts.name or "snippet")
 end
 
 -- iris.compile_file(path [, opts])
