@@ -20,6 +20,8 @@ namespace iris {
 namespace {
 
 const char* kTracebackKey = "iris.host.last_traceback";
+// iris.errors.traceback, once the iris module is loaded: the traceback without iris's own frames.
+const char* kTracebackFunctionKey = "iris.host.traceback_function";
 
 // The state a Ctrl-C interrupts (one Host per process). Atomic: the test runner's watchdog thread
 // reads it too (interrupt::interrupt_script).
@@ -52,7 +54,8 @@ void notify_script() {
 }
 
 // Message handler for every protected call: keeps the message as the error value and stores the
-// traceback beside it, so callers can print either.
+// traceback beside it, so callers can print either. The traceback is iris.errors.traceback's (the
+// user's frames; none for a usage error), or LuaJIT's own when that cannot be had.
 int message_handler(lua_State* L) {
   if (!lua_isstring(L, 1)) {
     if (lua_isnoneornil(L, 1) || !luaL_callmeta(L, 1, "__tostring") || !lua_isstring(L, -1)) {
@@ -61,6 +64,16 @@ int message_handler(lua_State* L) {
     lua_replace(L, 1);
     lua_settop(L, 1);
   }
+  lua_getfield(L, LUA_REGISTRYINDEX, kTracebackFunctionKey);
+  if (lua_isfunction(L, -1)) {
+    lua_pushvalue(L, 1);
+    lua_pushinteger(L, 2);  // the frame that raised the error: the caller of this handler's caller
+    if (lua_pcall(L, 2, 1, 0) == 0 && lua_isstring(L, -1)) {
+      lua_setfield(L, LUA_REGISTRYINDEX, kTracebackKey);
+      return 1;
+    }
+  }
+  lua_settop(L, 1);
   luaL_traceback(L, L, nullptr, 1);
   lua_setfield(L, LUA_REGISTRYINDEX, kTracebackKey);
   return 1;
@@ -160,6 +173,13 @@ Host::Host(const HostOptions& options) : impl_(new Impl) {
   lua_pop(L, 2);
   RunResult loaded = require_module("iris");
   if (!loaded.ok()) throw Error(Errc::internal, "cannot load the iris module: " + loaded.message + "\n" + loaded.traceback);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "iris.errors");
+  if (lua_pcall(L, 1, 1, 0) == 0 && lua_istable(L, -1)) {
+    lua_getfield(L, -1, "traceback");
+    lua_setfield(L, LUA_REGISTRYINDEX, kTracebackFunctionKey);
+  }
+  lua_settop(L, 0);
 }
 
 Host::~Host() {

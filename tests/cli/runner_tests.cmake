@@ -31,6 +31,7 @@ iris_cli_test(runner_shows_the_failing_rank RANKS 2 EXIT 1 ARGS test ${r}/rank1_
 FAIL  ${r}/rank1_fails.lua: fails on rank 1 ${ms}
     rank 1: ${r}/rank1_fails.lua:6: rank one disagrees
       stack traceback:
+        \\[C\\]: in function 'error'
         ${r}/rank1_fails.lua:6: in function <${r}/rank1_fails.lua:4>
 1 passed, 1 failed, 0 skipped
 $")
@@ -40,6 +41,7 @@ foreach(np 2 4)
     STDOUT "FAIL  ${r}/rank1_skips_collective.lua: rank 1 fails before the barrier ${ms}
     rank 1: ${r}/rank1_skips_collective.lua:11: rank one gives up early
       stack traceback:
+        \\[C\\]: in function 'error'
         ${r}/rank1_skips_collective.lua:11: in function <${r}/rank1_skips_collective.lua:10>
     rank 0: ${r}/rank1_skips_collective.lua:7: collective mismatch: this rank is in test barrier but rank 1 is in iris-lua test: exchange of case results"
     "PASS  ${r}/rank1_skips_collective.lua: every rank meets at the barrier ${ms}\n1 passed, 1 failed, 0 skipped\n$")

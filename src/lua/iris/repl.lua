@@ -72,22 +72,13 @@ local function error_text(value)
   return ("(error object is a %s value)"):format(type(value))
 end
 
--- The traceback below the chunk: the REPL's own frames (and the xpcall that ran the chunk) go.
-local function chunk_traceback(text)
-  local lines = {}
-  for line in (text .. "\n"):gmatch("(.-)\n") do
-    if line:find("iris/repl.lua", 1, true) then break end
-    lines[#lines + 1] = line
-  end
-  if lines[#lines] and lines[#lines]:find("in function 'xpcall'", 1, true) then lines[#lines] = nil end
-  return table.concat(lines, "\n")
-end
-
 local function on_chunk_error(value)
   C.iris_repl_stop_running()
   if getmetatable(value) == exit_request_mt then return value end
-  local traceback = debug.traceback(error_text(value), 2) -- not a tail call: that would drop a level
-  return traceback
+  -- The chunk's frames: the REPL's own (and iris's) are left out.
+  local traceback = errors.traceback(value, 2) -- not a tail call: that would drop a level
+  if traceback == "" then return error_text(value) end
+  return error_text(value) .. "\n" .. traceback
 end
 
 -- An expression's values pass through select(1, ...): with plain "return f()" a failing f() would be
@@ -123,7 +114,7 @@ local function run_protected(fn)
   if ok then return "ok" end
   if getmetatable(failure) == exit_request_mt then return "exit", failure.exit_code end
   if type(failure) ~= "string" then failure = error_text(failure) end
-  return "error", chunk_traceback(failure)
+  return "error", failure
 end
 
 local function describe_this_rank()

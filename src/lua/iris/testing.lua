@@ -48,39 +48,32 @@ local function seconds_text(s) return ("%g s"):format(s) end
 
 -- What the timeout of the running case raises (without a position: see on_error).
 local timed_out_text = nil
+-- The function of the running case: its traceback ends there.
+local case_function = nil
 
 -- The error handler of a case: keeps a skip as it is, turns an error into its message, kind and
 -- traceback.
+-- The frames of the case (iris's own left out: the runner's, and those the error was raised in),
+-- indented for the report.
 local function on_error(e)
   if getmetatable(e) == Skip then return e end
   local message = e
+  local stopped = e == timed_out_text or e == "interrupted!"
   if type(e) ~= "string" then
     local has_tostring = getmetatable(e) ~= nil and getmetatable(e).__tostring ~= nil
     message = has_tostring and tostring(e) or ("(error object is a %s value)"):format(type(e))
-  elseif e == timed_out_text or e == "interrupted!" then
+  elseif stopped then
     -- The timeout (or Ctrl-C) strikes wherever the case is, possibly inside iris: it is reported at
     -- the user's line.
     message = errors.where() .. e
   end
-  return { message = message, kind = errors.kind(message), traceback = debug.traceback("", 2),
-           ctrl_c = e == "interrupted!" }
-end
-
--- The frames that belong to the case: from where the error was raised (iris's own frames there
--- left out) up to where the runner called it.
-local function case_frames(traceback)
-  local frames = {}
-  for line in (traceback or ""):gmatch("[^\n]+") do
-    if line:find("^%s*%[C%]: in function 'xpcall'") then break end -- where the runner called the case
-    local raised_in_iris = #frames == 0 and (line:find("^%s*%[C%]:") or line:find("^%s*iris/"))
-    if line ~= "stack traceback:" and not raised_in_iris then frames[#frames + 1] = (line:gsub("^\t", "  ")) end
-  end
-  if #frames == 0 then return "" end
-  return "stack traceback:\n" .. concat(frames, "\n")
+  local traceback = errors.traceback(e, 2, stopped, case_function):gsub("\n\t", "\n  ")
+  return { message = message, kind = errors.kind(message), traceback = traceback, ctrl_c = e == "interrupted!" }
 end
 
 -- Runs fn under xpcall and disarms the timeout before anything else can run.
 local function guarded(fn, armed)
+  case_function = fn
   local ok, err = xpcall(fn, on_error)
   local fired = armed and C.iris_testing_disarm_timeout() == 1
   return ok, err, fired
@@ -116,7 +109,7 @@ local function run_case(fn, timeout, label)
       error(("%s (in %s)"):format(err.message, label), 0) -- Ctrl-C stops the run, not just the case
     end
     result.status, result.kind = "fail", err.kind
-    result.message, result.traceback = err.message, case_frames(err.traceback)
+    result.message, result.traceback = err.message, err.traceback or ""
     if fired and not result.message:find(timeout_message, 1, true) then
       result.message = result.message .. " (" .. timeout_message .. ")"
     end
