@@ -21,6 +21,7 @@ thread_local std::string t_last_error_kind = "internal";
 void set_last_error(Errc code, const std::string& message) {
   t_last_error = message;
   t_last_error_kind = name_of(code);
+  if (code == Errc::device_fault) session::note_fault_reported();
 }
 
 // The C API's exchange routes are comm::Route's, in the same order.

@@ -284,7 +284,10 @@ int Host::finish() {
     session::synchronize_if_initialized();
   } catch (const Error& e) {
     RunResult failure{exit_code_of(e.code()), e.what(), ""};
-    std::fprintf(stderr, "%s\n", describe(failure).c_str());
+    // A fault the script already heard of was printed with its line (or handled there): once is enough.
+    if (!(e.code() == Errc::device_fault && session::fault_reported())) {
+      std::fprintf(stderr, "%s\n", describe(failure).c_str());
+    }
     abort_job(failure.exit_code);
   }
   // Tensors still alive are released by their finalizers here; releasing is local, never collective.

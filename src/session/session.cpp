@@ -109,9 +109,16 @@ Session& current() {
 
 bool initialized() { return g_session != nullptr; }
 
+namespace {
+bool g_fault_reported = false;
+}  // namespace
+
 void synchronize_if_initialized() {
   if (g_session) g_session->backend->synchronize();
 }
+
+void note_fault_reported() { g_fault_reported = true; }
+bool fault_reported() { return g_fault_reported; }
 
 void shutdown() { g_session.reset(); }
 
