@@ -27,6 +27,15 @@ expect_error("expects 6 arguments (float* buf, int n, iris::Context ctx, bool fl
   function() mod.k:launch(cfg, buf, 1) end)
 expect_error("cfg.block must be an integer or {x, y, z}, got nil",
   function() mod.k:launch({ grid = 1 }, buf, 1, ctx, true, 0, buf) end)
+-- A mistyped key is named, not taken for a missing one (issue 13).
+expect_error("k:launch: unknown cfg key 'blocks' (did you mean 'block'? cfg keys: grid, block, shared)",
+  function() mod.k:launch({ grid = 1, blocks = 1 }, buf, 1, ctx, true, 0, buf) end)
+expect_error("k:launch: unknown cfg key 'sharde' (did you mean 'shared'? cfg keys: grid, block, shared)",
+  function() mod.k:launch({ grid = 1, block = 1, sharde = 64 }, buf, 1, ctx, true, 0, buf) end)
+expect_error("iris.bench: unknown option 'iterations' (options: warmup, iters)",
+  function() iris.bench(function() end, { iterations = 3 }) end)
+expect_error("ctx:manual_seed: unknown option 'share' (did you mean 'shared'? options: shared)",
+  function() ctx:manual_seed(1, { share = true }) end)
 expect_error("k:launch: a block of 32 x 32 x 2 = 2048 threads; at most 1024",
   function() mod.k:launch({ grid = 1, block = { 32, 32, 2 } }, buf, 1, ctx, true, 0, buf) end)
 

@@ -212,7 +212,7 @@ mod.flag:launch({grid = 1, block = 1}, flag)
 assert(flag.storage[0] == 1)
 expect_error("has no kernel named 'nothing'; its kernels: fill<T>, flag", function() return mod.nothing end)
 expect_error("kernel fill (test.lua:2) is a template: name an instance, e.g. fill<float>", function() return mod.fill end)
-expect_error("compile options: unknown option 'define' (known: defines, options, name)",
+expect_error("compile options: unknown option 'define' (did you mean 'defines'? options: defines, options, name)",
   iris.compile, "__global__ void k() {}", {define = {}})
 expect_error("compile options: defines.X must be a number, string or boolean, got a table",
   iris.compile, "__global__ void k() {}", {defines = {X = {}}})

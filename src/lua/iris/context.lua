@@ -18,7 +18,7 @@ Context.__index = Context
 
 local the_context
 
-local INIT_OPTIONS = { heap_size = true, backend = true }
+M.INIT_OPTIONS = { "backend", "heap_size" }
 
 -- "256 MiB": sizes as the C++ side words them in its messages.
 local function human(bytes) return ffi.string(C.iris_human_bytes(bytes)) end
@@ -76,11 +76,7 @@ function M.init(options)
     errors.raise("invalid_argument", "iris.init takes a table of options such as {heap_size = \"1GiB\"}, got a %s",
       type(options))
   end
-  for key in pairs(options) do
-    if not INIT_OPTIONS[key] then
-      errors.raise("invalid_argument", "iris.init: unknown option '%s' (options: backend, heap_size)", tostring(key))
-    end
-  end
+  errors.check_keys(options, M.INIT_OPTIONS, "iris.init")
   local backend = options.backend
   if backend ~= nil and type(backend) ~= "string" then
     errors.raise("invalid_argument", "iris.init: backend is a name (%s), got a %s", ffi.string(C.iris_backend_names()),

@@ -184,6 +184,9 @@ local function check_seed(seed, what)
   return seed
 end
 
+M.SEED_OPTIONS = { "seed", "shared" }
+M.MANUAL_SEED_OPTIONS = { "shared" }
+
 -- seed argument -> seed, stream, counter
 local function stream_of(self, seed, what)
   local per_rank_stream = self.rank + 1
@@ -192,17 +195,20 @@ local function stream_of(self, seed, what)
     return self._seed or 0, self._seed_shared and 0 or per_rank_stream, self._draws
   end
   if type(seed) == "table" then
-    for key in pairs(seed) do
-      if key ~= "seed" and key ~= "shared" then
-        errors.raise("invalid_argument", "%s: unknown seed option '%s' (options: seed, shared)", what, tostring(key))
-      end
-    end
+    errors.check_keys(seed, M.SEED_OPTIONS, what, "seed option")
     return check_seed(seed.seed, what), seed.shared and 0 or per_rank_stream, 0
   end
   return check_seed(seed, what), per_rank_stream, 0
 end
 
 function M.manual_seed(self, seed, options)
+  if options ~= nil then
+    if type(options) ~= "table" then
+      errors.raise("invalid_argument", "ctx:manual_seed(seed [, {shared = true}]): options must be a table, got a %s",
+        type(options))
+    end
+    errors.check_keys(options, M.MANUAL_SEED_OPTIONS, "ctx:manual_seed")
+  end
   self._seed = check_seed(seed, "ctx:manual_seed")
   self._seed_shared = options ~= nil and options.shared and true or false
   self._draws = 0

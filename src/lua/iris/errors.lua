@@ -72,6 +72,56 @@ function M.check(status)
   end
 end
 
+-- Tables of options -----------------------------------------------------------------------------
+
+-- Edits (insert, delete, replace a character) from a to b: how close a mistyped name is.
+local function distance(a, b)
+  local previous = {}
+  for j = 0, #b do previous[j] = j end
+  for i = 1, #a do
+    local current = { [0] = i }
+    for j = 1, #b do
+      local cost = a:byte(i) == b:byte(j) and 0 or 1
+      current[j] = math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+    end
+    previous = current
+  end
+  return previous[#b]
+end
+
+-- The known name nearest a mistyped one, when it is near enough to be what was meant.
+local function suggestion(name, names)
+  if type(name) ~= "string" then return nil end
+  local best, best_distance = nil, math.huge
+  for _, known in ipairs(names) do
+    local d = distance(name, known)
+    if d < best_distance then best, best_distance = known, d end
+  end
+  if best_distance <= math.min(2, #name - 1) then return best end
+end
+
+local key_sets = setmetatable({}, { __mode = "k" }) -- names list -> set of its names
+
+-- Raises when `tbl` has a key that is not one of `names` (a list, in the order the message gives
+-- them): "k:launch: unknown cfg key 'blocks' (did you mean 'block'? cfg keys: grid, block, shared)".
+-- `what` names the call, `noun` what a key is ("option" by default). Cheap enough for every launch.
+function M.check_keys(tbl, names, what, noun)
+  local set = key_sets[names]
+  if not set then
+    set = {}
+    for _, name in ipairs(names) do set[name] = true end
+    key_sets[names] = set
+  end
+  for key in pairs(tbl) do
+    if not set[key] then
+      noun = noun or "option"
+      local near = suggestion(key, names)
+      M.raise("invalid_argument", "%s: unknown %s '%s' (%s%ss: %s)", what, noun, tostring(key),
+        near and ("did you mean '%s'? "):format(near) or "", noun, table.concat(names, ", "))
+    end
+  end
+end
+
 -- Tracebacks -----------------------------------------------------------------------------------
 
 -- One frame as luaL_traceback words it: "script.lua:12: in function 'f'".

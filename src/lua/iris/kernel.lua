@@ -87,6 +87,26 @@ local function read_dim(kernel, cfg, field, limits, dims, base)
   end
 end
 
+M.LAUNCH_KEYS = { "grid", "block", "shared" }
+local LAUNCH_KEY = { grid = true, block = true, shared = true }
+
+-- Raises for a key of cfg that is not grid, block or shared ({grid = 1, blocks = 1}), at every launch.
+-- Unrolled for the three keys: a loop here would be an inner loop of the script's launch loop, which
+-- LuaJIT then leaves uncompiled.
+local function check_config_keys(kernel, cfg)
+  local key = next(cfg)
+  if key == nil then return end
+  if LAUNCH_KEY[key] then
+    key = next(cfg, key)
+    if key == nil then return end
+    if LAUNCH_KEY[key] then
+      key = next(cfg, key)
+      if key == nil or (LAUNCH_KEY[key] and next(cfg, key) == nil) then return end
+    end
+  end
+  errors.check_keys(cfg, M.LAUNCH_KEYS, kernel.name .. ":launch", "cfg key")
+end
+
 -- Reads cfg.grid and cfg.block into dims[0..5]; returns cfg.shared (dynamic shared bytes). Allocates
 -- nothing: it runs at every launch.
 local function read_config(kernel, cfg, dims)
@@ -94,6 +114,7 @@ local function read_config(kernel, cfg, dims)
     errors.raise("invalid_argument", "%s:launch(cfg, ...): cfg must be a table {grid = ..., block = ... [, shared = bytes]}, got %s",
       kernel.name, describe(cfg))
   end
+  check_config_keys(kernel, cfg)
   local limits = kernel.limits
   read_dim(kernel, cfg, "grid", limits.grid, dims, 0)
   read_dim(kernel, cfg, "block", limits.block, dims, 3)
@@ -277,7 +298,7 @@ local function define_value(name, v)
     tostring(name), describe(v))
 end
 
-local KNOWN_OPTIONS = { defines = true, options = true, name = true }
+M.COMPILE_OPTIONS = { "defines", "options", "name" }
 
 -- Compiles `source`; `origin` names where it came from ("pattern.lua:12"), `description` names it in
 -- compile errors, `file_name` is what compiler messages call it.
@@ -286,11 +307,7 @@ local function compile(source, opts, origin, description, file_name)
     errors.raise("invalid_argument", "compile options must be a table {defines=, options=, name=}, got %s", describe(opts))
   end
   opts = opts or {}
-  for key in pairs(opts) do
-    if not KNOWN_OPTIONS[key] then
-      errors.raise("invalid_argument", "compile options: unknown option '%s' (known: defines, options, name)", tostring(key))
-    end
-  end
+  errors.check_keys(opts, M.COMPILE_OPTIONS, "compile options")
   local defines, options = {}, {}
   if opts.defines ~= nil then
     if type(opts.defines) ~= "table" then
@@ -360,6 +377,8 @@ local function positive_integer(value, default, what, minimum)
   return value
 end
 
+M.BENCH_OPTIONS = { "warmup", "iters" }
+
 local function bench(fn, opts)
   if type(fn) ~= "function" then
     errors.raise("invalid_argument", "iris.bench(fn [, {warmup=, iters=}]): fn must be a function, got %s", describe(fn))
@@ -368,6 +387,7 @@ local function bench(fn, opts)
     errors.raise("invalid_argument", "iris.bench: options must be a table {warmup=, iters=}, got %s", describe(opts))
   end
   opts = opts or {}
+  errors.check_keys(opts, M.BENCH_OPTIONS, "iris.bench")
   local warmup = positive_integer(opts.warmup, 3, "warmup", 0)
   local iters = positive_integer(opts.iters, 10, "iters", 1)
   local out = ffi.new("iris_timer*[1]")
