@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "capi/guard.hpp"
+#include "core/trace.hpp"
 #include "iris/impl/abi.h"
 #include "programs/registry.hpp"
 #include "session/session.hpp"
@@ -111,7 +112,10 @@ int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uin
 }
 
 int iris_device_barrier(void) {
-  return capi::guarded([&] { session::registry().device_barrier(); });
+  return capi::guarded([&] {
+    trace::Span span("device_barrier", "sync");
+    session::registry().device_barrier();
+  });
 }
 
 int iris_timer_create(iris_timer** out) {

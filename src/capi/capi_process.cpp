@@ -8,6 +8,7 @@
 #include "capi/iris_capi.h"
 #include "comm/comm.hpp"
 #include "core/log.hpp"
+#include "core/trace.hpp"
 #include "core/units.hpp"
 #include "iris/version.hpp"
 #include "session/session.hpp"
@@ -53,6 +54,8 @@ int iris_parse_byte_size(const char* text, const char* what, uint64_t* out) {
 
 int iris_announce(const char* op, uint64_t arg, uint64_t* args_of_all_ranks) {
   return capi::guarded([&] {
+    trace::Span span("announce", "collective");
+    if (span) span.args().add("op", op).add("arg", static_cast<unsigned long long>(arg));
     auto all = session::comm().announce(op, arg);
     if (args_of_all_ranks != nullptr) {
       for (size_t r = 0; r < all.size(); ++r) args_of_all_ranks[r] = all[r].arg;
@@ -61,7 +64,11 @@ int iris_announce(const char* op, uint64_t arg, uint64_t* args_of_all_ranks) {
 }
 
 int iris_broadcast_bytes(void* data, size_t bytes, int root) {
-  return capi::guarded([&] { session::comm().broadcast(data, bytes, root); });
+  return capi::guarded([&] {
+    trace::Span span("broadcast", "collective");
+    if (span) span.args().add("bytes", static_cast<unsigned long long>(bytes)).add("root", root);
+    session::comm().broadcast(data, bytes, root);
+  });
 }
 
 int iris_comm_renew(void) {

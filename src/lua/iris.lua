@@ -6,6 +6,7 @@
 --   iris.kernel     iris.compile, iris.compile_file, launches, iris.bench
 --   iris.assertions iris.assert_equal, iris.assert_allclose
 --   iris.testing    iris.test, iris.skip and the `iris-lua test` runner
+--   iris.trace      iris.trace.start/stop/mark/span: a timeline of the whole job
 local ffi = require "ffi"
 local cdef = require "iris.cdef"
 local errors = require "iris.errors"
@@ -32,7 +33,7 @@ function iris.cdiv(a, b)
   return math.floor((a + b - 1) / b)
 end
 
-for _, part in ipairs { "iris.context", "iris.kernel", "iris.assertions", "iris.testing" } do
+for _, part in ipairs { "iris.context", "iris.kernel", "iris.assertions", "iris.testing", "iris.trace" } do
   require(part).install(iris)
 end
 

@@ -7,6 +7,7 @@
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local tensor = require "iris.tensor"
+local trace = require "iris.trace"
 local context = require "iris.context"
 local C = ffi.C
 
@@ -119,6 +120,7 @@ end
 function Context:broadcast(value, root)
   context.check_context(self, "ctx:broadcast")
   root = check_root(self, root)
+  if trace.state.on then trace.note_origin() end
   if tensor.is_tensor(value) then return broadcast_tensor(self, value, root) end
   local op = ("ctx:broadcast(root=%d)"):format(root)
   local data, failure = "", nil

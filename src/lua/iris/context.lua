@@ -7,6 +7,7 @@ local ffi = require "ffi"
 local errors = require "iris.errors"
 local dtypes = require "iris.dtypes"
 local tensor = require "iris.tensor"
+local trace = require "iris.trace"
 require "iris.tensor_data" -- the methods on whole tensors
 local C = ffi.C
 
@@ -86,6 +87,7 @@ local function init(options)
   end
   local heap_bytes = options.heap_size ~= nil and heap_bytes_of(options.heap_size) or 0
   if the_context == nil and C.iris_initialized() == 0 then
+    if trace.state.on then trace.note_origin() end
     errors.check(C.iris_init(backend or "", heap_bytes))
     the_context = new_context()
     return the_context
@@ -112,11 +114,13 @@ function Context:get_num_ranks() return self.world_size end
 -- Finishes this rank's device work, then waits for every rank.
 function Context:barrier()
   check_context(self, "ctx:barrier")
+  if trace.state.on then trace.note_origin() end
   errors.check(C.iris_barrier("ctx:barrier()"))
 end
 
 function Context:synchronize()
   check_context(self, "ctx:synchronize")
+  if trace.state.on then trace.note_origin() end
   errors.check(C.iris_synchronize())
 end
 
