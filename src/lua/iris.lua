@@ -7,6 +7,8 @@
 --   iris.assertions iris.assert_equal, iris.assert_allclose
 --   iris.testing    iris.test, iris.skip and the `iris-lua test` runner
 --   iris.trace      iris.trace.start/stop/mark/span: a timeline of the whole job
+--   iris.progress   iris.progress: progress lines for long sweeps
+--   iris.plot       iris.plot.heatmap/lines/timeline: pictures as SVG
 local ffi = require "ffi"
 local cdef = require "iris.cdef"
 local errors = require "iris.errors"
@@ -33,7 +35,8 @@ function iris.cdiv(a, b)
   return math.floor((a + b - 1) / b)
 end
 
-for _, part in ipairs { "iris.context", "iris.kernel", "iris.assertions", "iris.testing", "iris.trace" } do
+for _, part in ipairs { "iris.context", "iris.kernel", "iris.assertions", "iris.testing", "iris.trace", "iris.progress",
+  "iris.plot" } do
   require(part).install(iris)
 end
 
