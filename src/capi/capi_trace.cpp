@@ -80,7 +80,7 @@ void iris_trace_span(const char* name, const char* category, int64_t start_ns, i
   e.ts_ns = start_ns;
   e.dur_ns = end_ns > start_ns ? end_ns - start_ns : 0;
   e.name = name;
-  e.category = category;
+  e.category = trace::interned(category);
   e.args = args != nullptr ? args : "";
   trace::record(std::move(e));
 }

@@ -1,10 +1,12 @@
 #include "core/trace.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <mutex>
+#include <set>
 
 namespace iris::trace {
 namespace detail {
@@ -31,6 +33,13 @@ Recorder& recorder() {
 int64_t now_ns() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
       .count();
+}
+
+const char* interned(const std::string& text) {
+  static std::mutex mutex;
+  static std::set<std::string> names;
+  std::lock_guard<std::mutex> lock(mutex);
+  return names.insert(text).first->c_str();
 }
 
 std::string quote(const std::string& text) {
@@ -100,6 +109,7 @@ void begin(size_t max_events) {
   Recorder& r = recorder();
   std::lock_guard<std::mutex> lock(r.mutex);
   r.events.clear();
+  r.events.reserve(std::min<size_t>(max_events, 1 << 16));
   r.max_events = max_events;
   r.dropped = 0;
   r.origin.clear();

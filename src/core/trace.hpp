@@ -32,7 +32,8 @@ struct Event {
   int block = 0;           // Track::block
   uint64_t flow = 0;       // 's'/'f': the arrow's id
   std::string name;
-  std::string category;    // "init", "memory", "compile", "launch", "sync", "collective", "kernel", "user"
+  const char* category = "";  // "init", "memory", "compile", "launch", "sync", "collective", "kernel", "user":
+                              // a literal, or interned()
   std::string args;        // a JSON object's members without braces: "\"bytes\": 4096, \"op\": \"ctx:zeros()\""
 };
 
@@ -56,6 +57,9 @@ class Args {
   void key(const char* key);
   std::string text_;
 };
+
+// A copy of `text` that lives as long as the process (categories the Lua side names).
+const char* interned(const std::string& text);
 
 // `text` as a JSON string literal, quotes included.
 std::string quote(const std::string& text);

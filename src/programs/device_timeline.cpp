@@ -27,8 +27,6 @@ std::map<uint32_t, std::string>& user_event_names() {
   return names;
 }
 
-std::string dims_text(const runtime::Dim3& d) { return format("%ux%ux%u", d.x, d.y, d.z); }
-
 }  // namespace
 
 void set_trace_event_name(uint32_t id, const std::string& name) { user_event_names()[id] = name; }
@@ -200,7 +198,8 @@ void DeviceTimeline::start(abi::TraceBuffer* buffer, uint32_t capacity) {
   pin_events();
 }
 
-void DeviceTimeline::launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args, uint64_t flow) {
+void DeviceTimeline::launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args, uint64_t flow,
+                            const std::string& described) {
   if (pins_.empty()) start(nullptr, 0);  // a registry of its own, without a session that started it
   runtime::Backend& backend = registry_.backend();
   PendingLaunch launch;
@@ -218,10 +217,7 @@ void DeviceTimeline::launch(const Kernel& kernel, const runtime::LaunchConfig& c
   launch.after->record();
   launch.name = kernel.name;
   launch.flow = flow;
-  trace::Args described;
-  described.add("kernel", kernel.label).add("grid", dims_text(config.grid)).add("block", dims_text(config.block));
-  if (config.shared_bytes != 0) described.add("shared_bytes", static_cast<unsigned long long>(config.shared_bytes));
-  launch.args = described.text();
+  launch.args = described;
   pending_.push_back(std::move(launch));
   ++launches_;
   if (pending_.size() >= kMaxPending) {

@@ -60,7 +60,9 @@ class DeviceTimeline {
   // for the stream.
   void start(abi::TraceBuffer* buffer, uint32_t capacity);
   // Launches `kernel` between two stream events; `flow` links the host's launch span to the device's.
-  void launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args, uint64_t flow);
+  // `described`: the launch span's arguments, which the kernel's span repeats.
+  void launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args, uint64_t flow,
+              const std::string& described);
   // The stream has just been waited for: pins the events again when the last pin is old, so that
   // long traces keep their precision.
   void synchronized();

@@ -42,8 +42,9 @@ void Registry::traced_launch(const Kernel& kernel, const runtime::LaunchConfig& 
         .add("kernel", traced.label)
         .add("grid", format("%ux%ux%u", config.grid.x, config.grid.y, config.grid.z))
         .add("block", format("%ux%ux%u", config.block.x, config.block.y, config.block.z));
+    if (config.shared_bytes != 0) span.args().add("shared_bytes", static_cast<unsigned long long>(config.shared_bytes));
   }
-  timeline().launch(traced, config, args, flow);
+  timeline().launch(traced, config, args, flow, span.args().text());
   if (options_.launch_blocking) synchronize();
 }
 

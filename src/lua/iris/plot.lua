@@ -143,13 +143,14 @@ function M.heatmap(spec)
   local panel_w = math.max(left + cell_w * n + 40, 250)
   local titles, most = {}, 0
   for i, p in ipairs(panels) do
-    titles[i] = p.title and wrap(p.title, math.floor((panel_w - 20) / 6.5)) or {}
+    titles[i] = p.title and wrap(p.title, math.floor((panel_w - 24) / 7.5)) or {}
     most = math.max(most, #titles[i])
   end
   local top = 40 + 15 * most + (n > 0 and 12 or 0)
   local panel_h = top + cell_h * n + 64
   local per_row = math.min(#panels, 3)
-  local svg = new_svg(panel_w * per_row + 20, 36 + panel_h * math.ceil(#panels / per_row))
+  local title_w = spec.title and #spec.title * 9.5 + 30 or 0  -- bold 16 px: about 9.5 px a character
+  local svg = new_svg(math.ceil(math.max(panel_w * per_row + 20, title_w)), 36 + panel_h * math.ceil(#panels / per_row))
   if spec.title then svg:text(12, 24, spec.title, 'style="font-size:16px;font-weight:bold"') end
   for i, p in ipairs(panels) do
     local x0 = 10 + ((i - 1) % per_row) * panel_w
