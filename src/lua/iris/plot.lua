@@ -88,6 +88,7 @@ local function ticks(lo, hi, count)
   for v = math.ceil(lo / step) * step, hi + step * 1e-9, step do out[#out + 1] = v end
   return out, step
 end
+M.ticks = ticks
 
 local function number_text(v)
   if v == 0 then return "0" end

@@ -110,23 +110,11 @@ function M.render(trace, options)
   add('<rect width="%d" height="%d" fill="#ffffff"/>', width, height)
   if options.title then add('<text x="12" y="22" style="font-size:15px;font-weight:bold">%s</text>', esc(options.title)) end
   -- Time axis, above and below.
-  local step_ticks = {}
-  do
-    local raw = (t1 - t0) / 10
-    local power = 10 ^ math.floor(math.log10(raw))
-    local step = power
-    for _, m in ipairs { 1, 2, 5, 10 } do
-      if raw <= m * power then
-        step = m * power
-        break
-      end
-    end
-    for t = math.ceil(t0 / step) * step, t1, step do step_ticks[#step_ticks + 1] = t end
-    for _, t in ipairs(step_ticks) do
-      add('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#eeeeee"/>', sx(t), top, sx(t), y)
-      add('<text x="%.1f" y="%d" text-anchor="middle" fill="#555555">%s</text>', sx(t), top - 4, esc(time_text(t, step)))
-      add('<text x="%.1f" y="%d" text-anchor="middle" fill="#555555">%s</text>', sx(t), y + 14, esc(time_text(t, step)))
-    end
+  local times, step = plot.ticks(t0, t1, 10)
+  for _, t in ipairs(times) do
+    add('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#eeeeee"/>', sx(t), top, sx(t), y)
+    add('<text x="%.1f" y="%d" text-anchor="middle" fill="#555555">%s</text>', sx(t), top - 4, esc(time_text(t, step)))
+    add('<text x="%.1f" y="%d" text-anchor="middle" fill="#555555">%s</text>', sx(t), y + 14, esc(time_text(t, step)))
   end
   for _, row in ipairs(rows) do
     if row.rank_title_y then
