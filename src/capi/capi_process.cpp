@@ -71,11 +71,20 @@ int iris_announce(const char* op, uint64_t arg, uint64_t* args_of_all_ranks) {
   });
 }
 
+// "ctx:broadcast(root=0)" -> "broadcast": a trace names an exchange after the call that made it.
+static std::string exchange_span_name(const char* op) {
+  std::string name = op;
+  name = name.substr(0, name.find('('));
+  const size_t separator = name.find_last_of(":.");
+  if (separator != std::string::npos) name = name.substr(separator + 1);
+  return name.empty() ? "exchange" : name;
+}
+
 int iris_exchange_bytes(int lane, int route, int root, const char* op, const char* mine, size_t bytes,
                         const char** received, uint64_t* lengths) {
   static thread_local std::string joined;
   return capi::guarded([&] {
-    trace::Span span("exchange", "collective");
+    trace::Span span(exchange_span_name(op), "collective");
     if (span) span.args().add("op", op).add("bytes", static_cast<unsigned long long>(bytes)).add("root", root);
     if (lane != IRIS_LANE_JOB && lane != IRIS_LANE_SESSION) throw Error(Errc::internal, format("no exchange lane %d", lane));
     if (route < IRIS_ROUTE_TO_ALL || route > IRIS_ROUTE_TO_ROOT) throw Error(Errc::internal, format("no exchange route %d", route));
