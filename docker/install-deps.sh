@@ -8,7 +8,7 @@ packages="build-essential cmake ninja-build pkg-config \
   libopenmpi-dev openmpi-bin \
   catch2 libedit-dev libamdhip64-dev \
   libboost-context-dev libxxhash-dev \
-  tmux"
+  tmux libxml2-utils"
 missing=""
 for p in $packages; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing="$missing $p"

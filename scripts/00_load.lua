@@ -40,9 +40,9 @@ patterns.print_header(ctx, opts, "rank ROW reads rank COLUMN's buffer into its o
   ("%s %s per read, %s, %d blocks x %d threads"):format(patterns.human_bytes(opts.bytes), opts.dtype,
     opts.method == "element" and "ctx.load per element" or "ctx.get_block", opts.grid, opts.block))
 local mine = {} -- this rank's row: its reads, by the rank read
-local progress = patterns.progress(ctx, world * world)
+local progress = iris.progress(world * world)
 for reader, owner in patterns.pairs(world) do
-  progress.step("%d reads %d", reader, owner)
+  progress:step("%d reads %d", reader, owner)
   local me = ctx.rank == reader
   if me then dst:fill(0) end
   local ms = patterns.time(ctx, opts, function()
@@ -53,11 +53,12 @@ for reader, owner in patterns.pairs(world) do
   local copy_gbs = patterns.copy_engine_gbs(ctx, opts, reader, dst, reader, src, owner)
   if me then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), copy_gbs = copy_gbs } end
 end
-progress.finish()
+progress:finish()
 
 patterns.print_bandwidth(ctx, patterns.gather_rows(ctx, mine), {
   kernel = "load bandwidth, GB/s (row: reading rank, column: rank read)",
   copy = "copy engine, GB/s (iris_copy_device from the column's heap to the row's; diagonal: local copy)",
   ratio = "load / copy engine",
 })
+patterns.write_plot(ctx, opts)
 patterns.print_validated(ctx, opts, ("every element of %d reads"):format(world * world))

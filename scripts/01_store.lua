@@ -40,9 +40,9 @@ patterns.print_header(ctx, opts, "rank ROW writes its buffer into rank COLUMN's"
   ("%s %s per write, %s, %d blocks x %d threads"):format(patterns.human_bytes(opts.bytes), opts.dtype,
     opts.method == "element" and "ctx.store per element" or "ctx.put_block", opts.grid, opts.block))
 local mine = {} -- this rank's row: its writes, by the rank written to
-local progress = patterns.progress(ctx, world * world)
+local progress = iris.progress(world * world)
 for writer, owner in patterns.pairs(world) do
-  progress.step("%d writes to %d", writer, owner)
+  progress:step("%d writes to %d", writer, owner)
   local me = ctx.rank == writer
   if ctx.rank == owner then inbox:fill(0) end -- (patterns.time starts with a barrier)
   local ms = patterns.time(ctx, opts, function()
@@ -56,11 +56,12 @@ for writer, owner in patterns.pairs(world) do
   local copy_gbs = patterns.copy_engine_gbs(ctx, opts, writer, inbox, owner, src, writer)
   if me then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), copy_gbs = copy_gbs } end
 end
-progress.finish()
+progress:finish()
 
 patterns.print_bandwidth(ctx, patterns.gather_rows(ctx, mine), {
   kernel = "store bandwidth, GB/s (row: writing rank, column: rank written to)",
   copy = "copy engine, GB/s (iris_copy_device from the row's heap to the column's; diagonal: local copy)",
   ratio = "store / copy engine",
 })
+patterns.write_plot(ctx, opts)
 patterns.print_validated(ctx, opts, ("every element of %d writes"):format(world * world))

@@ -50,8 +50,8 @@ local function row(r) return rows:narrow(1, r + 1, 1) end
 patterns.print_header(ctx, opts, "every rank reads the buffer of every other rank, all at once",
   ("%s %s from each, %s, %d blocks x %d threads per other rank"):format(patterns.human_bytes(opts.bytes), opts.dtype,
     opts.method == "element" and "ctx.load per element" or "ctx.get_block", opts.grid, opts.block))
-local progress = patterns.progress(ctx, 1 + world * others)
-progress.step("all ranks reading at once")
+local progress = iris.progress(1 + world * others)
+progress:step("all ranks reading at once")
 local ms = patterns.time(ctx, opts, function()
   load_all:launch({ grid = opts.grid * others, block = opts.block }, src, rows, n, ctx)
 end)
@@ -64,11 +64,11 @@ for peer = 0, world - 1 do
 end
 -- The reference: the copy engine from each other rank's heap into this one, one pair at a time.
 for reader, owner in patterns.pairs(world, true) do
-  progress.step("copy engine, %d reads %d", reader, owner)
+  progress:step("copy engine, %d reads %d", reader, owner)
   local copy_gbs = patterns.copy_engine_gbs(ctx, opts, reader, row(owner), reader, src, owner)
   if ctx.rank == reader then mine[owner].copy_gbs = copy_gbs end
 end
-progress.finish()
+progress:finish()
 
 local all = patterns.gather_rows(ctx, mine)
 patterns.print_bandwidth(ctx, all, {
@@ -77,4 +77,5 @@ patterns.print_bandwidth(ctx, all, {
   ratio = "all-load / copy engine",
 })
 patterns.print_totals(ctx, all, "read")
+patterns.write_plot(ctx, opts)
 patterns.print_validated(ctx, opts, ("every element of %d reads"):format(world * others))

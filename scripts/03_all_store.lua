@@ -50,8 +50,8 @@ local function row(r) return rows:narrow(1, r + 1, 1) end
 patterns.print_header(ctx, opts, "every rank writes its buffer into every other rank, all at once",
   ("%s %s to each, %s, %d blocks x %d threads per other rank"):format(patterns.human_bytes(opts.bytes), opts.dtype,
     opts.method == "element" and "ctx.store per element" or "ctx.put_block", opts.grid, opts.block))
-local progress = patterns.progress(ctx, 1 + world * others)
-progress.step("all ranks writing at once")
+local progress = iris.progress(1 + world * others)
+progress:step("all ranks writing at once")
 local ms = patterns.time(ctx, opts, function()
   store_all:launch({ grid = opts.grid * others, block = opts.block }, src, rows, n, ctx)
 end)
@@ -64,11 +64,11 @@ end
 local mine = { total_gbs = patterns.gbs(opts.bytes * others, ms) }
 -- The reference: the copy engine from this heap into each other rank's, one pair at a time.
 for writer, owner in patterns.pairs(world, true) do
-  progress.step("copy engine, %d writes to %d", writer, owner)
+  progress:step("copy engine, %d writes to %d", writer, owner)
   local copy_gbs = patterns.copy_engine_gbs(ctx, opts, writer, row(writer), owner, src, writer)
   if ctx.rank == writer then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), copy_gbs = copy_gbs } end
 end
-progress.finish()
+progress:finish()
 
 local all = patterns.gather_rows(ctx, mine)
 patterns.print_bandwidth(ctx, all, {
@@ -77,4 +77,5 @@ patterns.print_bandwidth(ctx, all, {
   ratio = "all-store / copy engine",
 })
 patterns.print_totals(ctx, all, "written")
+patterns.write_plot(ctx, opts)
 patterns.print_validated(ctx, opts, ("every element of %d writes"):format(world * others))

@@ -47,9 +47,9 @@ patterns.print_header(ctx, opts, "rank ROW adds 1 to each of rank COLUMN's count
   ("%s of %s counters, %d blocks x %d threads; latency: %d adds in a row by one thread"):format(
     patterns.human_bytes(opts.bytes), opts.dtype, opts.grid, opts.block, opts.rounds))
 local mine = {} -- this rank's row: its adds, by the rank added to
-local progress = patterns.progress(ctx, world * world)
+local progress = iris.progress(world * world)
 for adder, owner in patterns.pairs(world) do
-  progress.step("%d adds to %d", adder, owner)
+  progress:step("%d adds to %d", adder, owner)
   local me = ctx.rank == adder
   if ctx.rank == owner then
     counters:fill(0)
@@ -69,11 +69,12 @@ for adder, owner in patterns.pairs(world) do
   end
   if me then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), us = row_ms * 1e3 / opts.rounds } end
 end
-progress.finish()
+progress:finish()
 
 patterns.print_atomics(ctx, patterns.gather_rows(ctx, mine), {
   throughput = ("atomic_add throughput, GB/s of %s counters (row: adding rank, column: rank of the counters)"):format(
     opts.dtype),
   latency = "atomic_add latency, us per add (one thread, acq_rel adds in a row)",
 })
+patterns.write_plot(ctx, opts)
 patterns.print_validated(ctx, opts, ("every counter of %d pairs counted exactly %d adds"):format(world * world, passes))

@@ -53,9 +53,9 @@ patterns.print_header(ctx, opts, "rank ROW swaps values into each of rank COLUMN
   ("%s of %s slots, %d blocks x %d threads; latency: %d swaps in a row by one thread"):format(
     patterns.human_bytes(opts.bytes), opts.dtype, opts.grid, opts.block, opts.rounds))
 local mine = {} -- this rank's row: its swaps, by the rank of the slots
-local progress = patterns.progress(ctx, world * world)
+local progress = iris.progress(world * world)
 for swapper, owner in patterns.pairs(world) do
-  progress.step("%d swaps into %d", swapper, owner)
+  progress:step("%d swaps into %d", swapper, owner)
   local me = ctx.rank == swapper
   if ctx.rank == owner then
     slots:fill(0)
@@ -90,11 +90,12 @@ for swapper, owner in patterns.pairs(world) do
   end
   if me then mine[owner] = { gbs = patterns.gbs(opts.bytes, ms), us = row_ms * 1e3 / opts.rounds } end
 end
-progress.finish()
+progress:finish()
 
 patterns.print_atomics(ctx, patterns.gather_rows(ctx, mine), {
   throughput = ("atomic_xchg throughput, GB/s of %s slots (row: swapping rank, column: rank of the slots)"):format(
     opts.dtype),
   latency = "atomic_xchg latency, us per swap (one thread, acq_rel swaps in a row)",
 })
+patterns.write_plot(ctx, opts)
 patterns.print_validated(ctx, opts, ("every slot and every value given back, %d pairs"):format(world * world))

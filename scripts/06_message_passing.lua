@@ -72,9 +72,9 @@ patterns.print_header(ctx, opts, "rank ROW sends a message to rank COLUMN and wa
     patterns.human_bytes(opts.bytes), opts.dtype, opts.block, opts.rounds))
 local next_round = 1 -- rounds only grow, so a flag never has to be reset (every rank counts alike)
 local mine = {}      -- this rank's row: its exchanges, by the responder
-local progress = patterns.progress(ctx, world * (world - 1))
+local progress = iris.progress(world * (world - 1))
 for initiator, responder in patterns.pairs(world, true) do
-  progress.step("%d <-> %d", initiator, responder)
+  progress:step("%d <-> %d", initiator, responder)
   local role = ctx.rank == initiator and mod.ping or ctx.rank == responder and mod.pong
   local peer = ctx.rank == initiator and responder or initiator
   wrong:fill(0)
@@ -91,12 +91,13 @@ for initiator, responder in patterns.pairs(world, true) do
   end
   if ctx.rank == initiator then mine[responder] = { us = ms * 1e3 / opts.rounds / 2 } end
 end
-progress.finish()
+progress:finish()
 
 local rows = patterns.gather_rows(ctx, mine)
 if ctx.rank == 0 then
   patterns.print_matrix("message latency, us one way: half a round trip (row: sending first, column: answering)", world,
     function(r, c) return rows[r][c] and ("%.2f"):format(rows[r][c].us) end)
 end
+patterns.write_plot(ctx, opts)
 patterns.print_validated(ctx, opts, ("every element of every message, %d pairs x %d round trips"):format(
   world * (world - 1), (opts.warmup + opts.iters) * opts.rounds))

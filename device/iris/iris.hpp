@@ -174,6 +174,34 @@ template <class T>
 IRIS_DEVICE void copy_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, int cur_rank,
                             const uint64_t* hb);
 
+// ---- Trace events (beyond Iris's record_event_start/end; docs/tracing.md) ---------------------------
+// While iris.trace is on, a kernel marks what its blocks do; the trace shows each event on its rank's
+// timeline, one track per block, with the target rank and bytes. The block's first thread
+// (threadIdx 0, 0, 0) records: call both where every thread of the block, or at least that one,
+// passes; the other threads get an empty handle. Events go into a bounded per-rank buffer in the
+// rank's heap; what does not fit is counted, never written. Without a trace the module is compiled
+// without IRIS_TRACE_DEVICE and both calls compile to nothing.
+//
+// Event ids: Iris's numbers, named below; any other number is the user's, named from Lua with
+// iris.trace.names{[4096] = "pack"} (unnamed ones show as "event 4096").
+// iris::event::load = 0, store, get, put, copy, atomic_add ... atomic_max = 13, fetch = 1024,
+// compute = 2048, reduce = 2049, wait = 3072, barrier = 3073 (the list: impl/abi.h).
+namespace event {
+#define IRIS_TRACE_EVENT_CONSTANT(name, id) constexpr uint32_t name = id;
+IRIS_TRACE_EVENTS(IRIS_TRACE_EVENT_CONSTANT)
+#undef IRIS_TRACE_EVENT_CONSTANT
+}  // namespace event
+
+// What trace_begin returns and trace_end takes; empty when nothing was recorded.
+struct TraceHandle {
+  uint32_t index = 0xffffffffu;
+};
+
+// Opens event `id` of this block: `target_rank` the rank it reaches (-1: none), `bytes` what it moves.
+IRIS_DEVICE TraceHandle trace_begin(uint32_t id, int target_rank = -1, uint64_t bytes = 0);
+// Closes it (an empty handle: nothing).
+IRIS_DEVICE void trace_end(TraceHandle handle);
+
 // ---- The context a kernel receives from Lua (iris::Context, passed by value) ----------------------
 // Its fields are abi::ContextData's (impl/abi.h): heap_bases (world_size entries), rank (the current
 // rank), world_size. Its methods are the calls above without the current rank and `hb`.
@@ -206,6 +234,9 @@ struct Context : abi::ContextData {
   template <class T> IRIS_DEVICE void get_block(const T* src, T* dst, size_t count, int from_rank) const;
   template <class T> IRIS_DEVICE void copy_block(const T* src, T* dst, size_t count, int from_rank, int to_rank) const;
 
+  IRIS_DEVICE TraceHandle trace_begin(uint32_t id, int target_rank = -1, uint64_t bytes = 0) const;
+  IRIS_DEVICE void trace_end(TraceHandle handle) const;
+
   // Iris spellings.
   IRIS_DEVICE int get_rank() const { return rank; }
   IRIS_DEVICE int get_num_ranks() const { return world_size; }
@@ -220,6 +251,7 @@ struct Context : abi::ContextData {
 #include "impl/wait.hpp"
 #include "impl/block_copy.hpp"
 #include "impl/context.hpp"
+#include "impl/trace.hpp"
 #if defined(IRIS_PLATFORM_CPU)
 #include "impl/cpu_builtins.hpp"
 #endif

@@ -1,11 +1,21 @@
 -- bandwidth_bench: put_block/get_block between two ranks' devices against the copy engine (Backend::copy_device to the peer's mapped heap), same run.
 --   mpirun -np 2 iris-lua scripts/bench/bandwidth_bench.lua [size] [blocks] [threads] [loads in flight]
 --   mpirun -np 2 iris-lua scripts/bench/bandwidth_bench.lua [size] sweep
+--   mpirun -np 2 iris-lua scripts/bench/bandwidth_bench.lua [size] sizes [--plot FILE]
 -- size: default 1GiB (cpu: 64MiB); blocks 2112 (16 per SM of a 132-SM GPU; cpu: 8); threads 512 (cpu:
 -- 64); loads in flight per thread 4 (IRIS_BLOCK_COPY_UNROLL). "sweep" measures a grid of those three and prints one
--- line each, so one run finds the best shape.
+-- line each, so one run finds the best shape. "sizes" measures every power of 4 from 4 KiB up to size with
+-- the default shape, and --plot FILE draws the three lines (GB/s against size; .svg, or .png where a converter is).
 local ffi = require "ffi"
 local backend = os.getenv("IRIS_BACKEND") or "auto"
+local plot_file
+for i = #arg - 1, 1, -1 do -- --plot FILE anywhere; the rest are positional
+  if arg[i] == "--plot" then
+    plot_file = arg[i + 1]
+    table.remove(arg, i + 1)
+    table.remove(arg, i)
+  end
+end
 local size_text = arg[1] or (backend == "cpu" and "64MiB" or "1GiB")
 local bytes_out = ffi.new("uint64_t[1]")
 assert(ffi.C.iris_parse_byte_size(size_text, "size", bytes_out) == 0, "size: " .. ffi.string(ffi.C.iris_last_error()))
@@ -55,8 +65,49 @@ local function copy_engine()
   return gbs(iris.bench(function() assert(ffi.C.iris_copy_device(peer_dst, own_src, bytes) == 0) end))
 end
 
+-- Every power of 4 from 4 KiB to `bytes`, and `bytes` itself: one line each, and the three lines drawn.
+local function sizes_sweep(blocks, threads)
+  local sizes = {}
+  local s = 4096
+  while s <= bytes do
+    sizes[#sizes + 1] = s
+    s = s * 4
+  end
+  if sizes[#sizes] ~= bytes then sizes[#sizes + 1] = bytes end
+  print(("backend %s, one way, %d blocks x %d threads, 4 loads in flight (GB/s, median of each)"):format(ctx.backend,
+    blocks, threads))
+  print(("%12s %10s %10s %12s"):format("size", "put_block", "get_block", "copy engine"))
+  local put_line, get_line, engine_line = {}, {}, {}
+  local progress = iris.progress(#sizes)
+  local mod = module_for(4)
+  for _, n in ipairs(sizes) do
+    progress:step("%s", iris.plot.bytes_text(n))
+    local cfg = { grid = math.max(1, math.min(blocks, math.ceil(n / (threads * 16)))), block = threads }
+    local put = n / (iris.bench(function() mod.push:launch(cfg, src, dst, n, ctx, peer) end).median_ms * 1e-3) / 1e9
+    local get = n / (iris.bench(function() mod.pull:launch(cfg, src, dst, n, ctx, peer) end).median_ms * 1e-3) / 1e9
+    local peer_dst = ffi.cast("char*", ffi.C.iris_heap_base(peer)) + dst:offset()
+    local own_src = ffi.cast("char*", ffi.C.iris_heap_base(ctx.rank)) + src:offset()
+    local engine = n / (iris.bench(function() assert(ffi.C.iris_copy_device(peer_dst, own_src, n) == 0) end).median_ms
+      * 1e-3) / 1e9
+    put_line[#put_line + 1], get_line[#get_line + 1], engine_line[#engine_line + 1] = { n, put }, { n, get }, { n, engine }
+    print(("%12s %10.2f %10.2f %12.2f"):format(iris.plot.bytes_text(n), put, get, engine))
+  end
+  progress:finish()
+  if plot_file then
+    iris.plot.save(plot_file, iris.plot.lines {
+      title = ("put_block / get_block against the copy engine, rank 0 -> rank 1 (%s backend)"):format(ctx.backend),
+      x_label = "bytes moved", y_label = "GB/s", x_scale = "log2", x_text = iris.plot.bytes_text,
+      series = { { name = "put_block", points = put_line }, { name = "get_block", points = get_line },
+        { name = "copy engine", points = engine_line } },
+    })
+    print(("plot: 3 lines drawn into %s"):format(plot_file))
+  end
+end
+
 ctx:barrier()
-if ctx.rank == 0 then
+if ctx.rank == 0 and arg[2] == "sizes" then
+  sizes_sweep(ctx.backend == "cpu" and 8 or 2112, ctx.backend == "cpu" and 64 or 512)
+elseif ctx.rank == 0 then
   local engine = copy_engine()
   if arg[2] == "sweep" then
     print(("backend %s, %s one way; copy engine (copy_device to the peer's heap) %.1f GB/s"):format(ctx.backend,
@@ -65,9 +116,11 @@ if ctx.rank == 0 then
       "get GB/s", "x engine"))
     local shapes = backend == "cpu" and { blocks = { 8, 64 }, threads = { 64, 256 }, in_flight = { 4, 8 } }
       or { blocks = { 1056, 2112, 4224 }, threads = { 256, 512, 1024 }, in_flight = { 4, 8, 16 } }
+    local progress = iris.progress(#shapes.in_flight * #shapes.blocks * #shapes.threads)
     for _, in_flight in ipairs(shapes.in_flight) do
       for _, blocks in ipairs(shapes.blocks) do
         for _, threads in ipairs(shapes.threads) do
+          progress:step("%d blocks x %d threads, %d in flight", blocks, threads, in_flight)
           -- More loads in flight use more registers: the largest blocks may not launch at all.
           local ok, put, get = pcall(measure, blocks, threads, in_flight)
           if ok then
@@ -79,6 +132,7 @@ if ctx.rank == 0 then
         end
       end
     end
+    progress:finish()
   else
     local blocks = tonumber(arg[2]) or (backend == "cpu" and 8 or 2112)
     local threads = tonumber(arg[3]) or (backend == "cpu" and 64 or 512)

@@ -92,6 +92,7 @@ local function print_help(spec)
     end
   end
   option("--no-validate", "do not check the results (checked by default, every element)")
+  option("--plot FILE", "also draw the tables as heat maps into FILE (.svg; .png where rsvg-convert or ImageMagick is)")
   option("--help", "this text")
   lines[#lines + 1] = "Options also take the form --size=64MiB."
   print(table.concat(lines, "\n"))
@@ -151,6 +152,13 @@ function M.options(argv, spec)
     elseif key == "validate" or key == "no-validate" then
       if value then option_error("%s takes no value", "--" .. key) end
       opts.validate = key == "validate"
+    elseif key == "plot" then
+      if not value then
+        i = i + 1
+        value = argv[i]
+      end
+      if value == nil or value == "" then option_error("--plot needs a file name") end
+      opts.plot = value
     elseif key and spec.defaults.cpu[key] ~= nil then
       if not value then
         i = i + 1
@@ -373,42 +381,6 @@ function M.copy_engine_gbs(ctx, opts, by, dst, dst_rank, src, src_rank)
   if ctx.rank == by then return M.gbs(dst:nbytes(), ms) end
 end
 
--- Whether what rank 0 prints reaches a terminal: alone, its own standard output; under mpirun, where
--- that is a pseudo-terminal or pipe to mpirun whatever mpirun writes to, mpirun's.
-local function output_is_terminal()
-  for _, declaration in ipairs { "int isatty(int fd);", "int getppid(void);",
-    "long readlink(const char* path, char* buf, size_t size);" } do
-    pcall(ffi.cdef, declaration) -- (an error only says that another module declared it already)
-  end
-  if not os.getenv("OMPI_COMM_WORLD_SIZE") then return C.isatty(1) == 1 end
-  local buffer = ffi.new("char[256]")
-  local length = C.readlink(("/proc/%d/fd/1"):format(C.getppid()), buffer, 256)
-  local target = length > 0 and ffi.string(buffer, length) or ""
-  return target:find("^/dev/pts/") ~= nil or target:find("^/dev/tty") ~= nil
-end
-
--- Progress of a sweep of `total` measurements, on rank 0: "measuring 1 -> 0 (3/4)", one line
--- rewritten in place on a terminal, a line each in a log.
-function M.progress(ctx, total)
-  local terminal = ctx.rank == 0 and output_is_terminal()
-  local done = 0
-  local progress = {}
-  function progress.step(fmt, ...)
-    done = done + 1
-    if ctx.rank ~= 0 then return end
-    local line = ("measuring %s (%d/%d)"):format(fmt:format(...), done, total)
-    if terminal then io.write("\r", line, "\027[K") else io.write(line, "\n") end
-    io.stdout:flush()
-  end
-  function progress.finish()
-    if terminal then
-      io.write("\r\027[K")
-      io.stdout:flush()
-    end
-  end
-  return progress
-end
-
 ---------------------------------------------------------------------------------------------------
 -- Gathering and printing
 
@@ -422,17 +394,26 @@ end
 -- "1 GiB", "256 KiB": the byte count as iris words sizes.
 function M.human_bytes(bytes) return ffi.string(C.iris_human_bytes(bytes)) end
 
+-- The tables printed so far and what they measured: --plot draws them (rank 0).
+local plotted = { panels = {} }
+
 -- Prints what is measured and how (rank 0).
 function M.print_header(ctx, opts, what, how)
   if ctx.rank ~= 0 then return end
+  plotted.title = ("%s: %s"):format(opts.name, what)
   print(("%s: %s"):format(opts.name, what))
   print(("  %d ranks, %s backend (%s); %s; median of %d runs after %d warm-up"):format(ctx.world_size, ctx.backend,
     ctx.device_name or "?", how, opts.iters, opts.warmup))
 end
 
 -- Prints a rank-by-rank table: `title`, then one row per rank with cell(row, column) (text, or nil
--- for "-") in each column.
+-- for "-") in each column. The number a cell starts with is what --plot colours it by.
 function M.print_matrix(title, world, cell)
+  plotted.panels[#plotted.panels + 1] = {
+    title = title, rows = world, columns = world,
+    value = function(r, c) return tonumber((cell(r, c) or ""):match("^%-?[%d.]+")) end,
+    text = function(r, c) return cell(r, c) or "-" end,
+  }
   print(title)
   local line = { ("  %-8s"):format("") }
   for c = 0, world - 1 do line[#line + 1] = ("%11s"):format("rank " .. c) end
@@ -475,6 +456,13 @@ function M.print_atomics(ctx, rows, titles)
   if ctx.rank ~= 0 then return end
   M.print_matrix(titles.throughput, ctx.world_size, function(r, c) return ("%.2f"):format(rows[r][c].gbs) end)
   M.print_matrix(titles.latency, ctx.world_size, function(r, c) return ("%.2f"):format(rows[r][c].us) end)
+end
+
+-- With --plot: the tables printed so far, one heat map each, into opts.plot (rank 0).
+function M.write_plot(ctx, opts)
+  if not opts.plot or ctx.rank ~= 0 then return end
+  iris.plot.save(opts.plot, iris.plot.heatmap { title = plotted.title or opts.name, panels = plotted.panels })
+  print(("plot: %d table%s drawn into %s"):format(#plotted.panels, #plotted.panels == 1 and "" or "s", opts.plot))
 end
 
 -- The last line: what was checked, or that nothing was.

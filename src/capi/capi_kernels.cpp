@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "capi/guard.hpp"
+#include "core/trace.hpp"
 #include "iris/impl/abi.h"
 #include "programs/registry.hpp"
 #include "session/session.hpp"
@@ -117,7 +118,10 @@ int iris_launch_limits(uint32_t* max_grid, uint32_t* max_block, uint32_t* max_th
 }
 
 int iris_device_barrier(void) {
-  return capi::guarded([&] { session::registry().device_barrier(); });
+  return capi::guarded([&] {
+    trace::Span span("device_barrier", "sync");
+    session::registry().device_barrier();
+  });
 }
 
 int iris_timer_create(iris_timer** out) {

@@ -9,10 +9,12 @@
 #include "capi/guard.hpp"
 #include "comm/comm.hpp"
 #include "core/error.hpp"
+#include "core/trace.hpp"
 #include "heap/element_types.hpp"
 #include "heap/random_fill.hpp"
 #include "heap/symmetric_heap.hpp"
 #include "session/session.hpp"
+#include "session/trace_session.hpp"
 
 using namespace iris;
 
@@ -27,10 +29,15 @@ extern "C" {
 
 int iris_init(const char* backend, uint64_t heap_bytes) {
   return capi::guarded([&] {
+    trace::Span span("iris.init", "init");
     session::InitOptions options;
     options.backend = backend != nullptr ? backend : "";
     options.heap_bytes = heap_bytes;
-    session::init(options);
+    session::Session& started = session::init(options);
+    if (span) {
+      span.args().add("backend", started.backend->name()).add("device", started.backend->device_name());
+      span.args().add("heap_bytes", static_cast<unsigned long long>(started.heap->size()));
+    }
   });
 }
 
@@ -62,6 +69,8 @@ int iris_host_addressable(void) { return session::initialized() && session_backe
 
 int iris_heap_allocate(const char* op, uint64_t bytes, int zero, int last_attempt, uint64_t* offset) {
   return capi::guarded([&] {
+    trace::Span span("allocate", "memory");
+    if (span) span.args().add("op", op).add("bytes", static_cast<unsigned long long>(bytes)).add("zero", zero);
     auto result = session_heap().allocate(op, bytes, zero != 0, last_attempt != 0);
     *offset = result ? *result : UINT64_MAX;
   });
@@ -83,25 +92,53 @@ int iris_heap_stats(uint64_t* free_bytes, uint64_t* largest_free, uint64_t* allo
   });
 }
 
-int iris_synchronize(void) { return capi::guarded([&] { session_backend().synchronize(); }); }
+int iris_synchronize(void) {
+  return capi::guarded([&] {
+    trace::Span span("synchronize", "sync");
+    session_backend().synchronize();
+    session::trace_synchronized();
+  });
+}
 
 int iris_barrier(const char* op) {
   return capi::guarded([&] {
+    trace::Span span("barrier", "sync");
+    if (span) span.args().add("op", op);
     session_backend().synchronize();
+    session::trace_synchronized();
     session::comm().barrier(op);
   });
 }
 
+namespace {
+// A copy's span: the backend waits for launched work first, so it shows what a copy really costs.
+void copy_span(trace::Span& span, uint64_t bytes) {
+  if (span) span.args().add("bytes", static_cast<unsigned long long>(bytes));
+}
+}  // namespace
+
 int iris_copy_to_host(void* host, const void* device, uint64_t bytes) {
-  return capi::guarded([&] { session_backend().copy_to_host(host, device, bytes); });
+  return capi::guarded([&] {
+    trace::Span span("copy to host", "memory");
+    copy_span(span, bytes);
+    session_backend().copy_to_host(host, device, bytes);
+  });
 }
 
 int iris_copy_from_host(void* device, const void* host, uint64_t bytes) {
-  return capi::guarded([&] { session_backend().copy_from_host(device, host, bytes); });
+  return capi::guarded([&] {
+    trace::Span span("copy from host", "memory");
+    copy_span(span, bytes);
+    session_backend().copy_from_host(device, host, bytes);
+  });
 }
 
 int iris_copy_device(void* dst, const void* src, uint64_t bytes) {
-  return capi::guarded([&] { session_backend().copy_device(dst, src, bytes); });
+  return capi::guarded([&] {
+    trace::Span span("copy on device", "memory");
+    copy_span(span, bytes);
+    session_backend().copy_device(dst, src, bytes);
+  });
 }
 
 int iris_fill(void* device, const void* pattern, int pattern_bytes, uint64_t count) {

@@ -8,6 +8,7 @@
 #include "capi/iris_capi.h"
 #include "comm/comm.hpp"
 #include "core/log.hpp"
+#include "core/trace.hpp"
 #include "core/units.hpp"
 #include "iris/version.hpp"
 #include "session/session.hpp"
@@ -62,6 +63,8 @@ int iris_parse_byte_size(const char* text, const char* what, uint64_t* out) {
 
 int iris_announce(const char* op, uint64_t arg, uint64_t* args_of_all_ranks) {
   return capi::guarded([&] {
+    trace::Span span("announce", "collective");
+    if (span) span.args().add("op", op).add("arg", static_cast<unsigned long long>(arg));
     auto all = session::comm().announce(op, arg);
     if (args_of_all_ranks != nullptr) {
       for (size_t r = 0; r < all.size(); ++r) args_of_all_ranks[r] = all[r].arg;
@@ -69,10 +72,21 @@ int iris_announce(const char* op, uint64_t arg, uint64_t* args_of_all_ranks) {
   });
 }
 
+// "ctx:broadcast(root=0)" -> "broadcast": a trace names an exchange after the call that made it.
+static std::string exchange_span_name(const char* op) {
+  std::string name = op;
+  name = name.substr(0, name.find('('));
+  const size_t separator = name.find_last_of(":.");
+  if (separator != std::string::npos) name = name.substr(separator + 1);
+  return name.empty() ? "exchange" : name;
+}
+
 int iris_exchange_bytes(int lane, int route, int root, const char* op, const char* mine, size_t bytes,
                         const char** received, uint64_t* lengths) {
   static thread_local std::string joined;
   return capi::guarded([&] {
+    trace::Span span(exchange_span_name(op), "collective");
+    if (span) span.args().add("op", op).add("bytes", static_cast<unsigned long long>(bytes)).add("root", root);
     if (lane != IRIS_LANE_JOB && lane != IRIS_LANE_SESSION) throw Error(Errc::internal, format("no exchange lane %d", lane));
     if (route < IRIS_ROUTE_TO_ALL || route > IRIS_ROUTE_TO_ROOT) throw Error(Errc::internal, format("no exchange route %d", route));
     auto parts = session::comm().exchange(lane == IRIS_LANE_JOB ? comm::Lane::job : comm::Lane::session,

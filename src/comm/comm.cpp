@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,11 +14,13 @@
 #include "comm/mpi_support.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/trace.hpp"
 
 namespace iris::comm {
 namespace {
 
 constexpr int kTagDone = 7001;
+constexpr int kTagClock = 7002;
 // How long a collective keeps trying after a peer said it finished: a root's broadcast can complete
 // on the root before the data reaches the others, so "finished" alone does not prove a hang.
 constexpr double kFinishedPeerGraceSeconds = 2.0;
@@ -282,6 +285,71 @@ void Comm::renew() {
   check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &m_->world), "MPI_Comm_dup");
   check_mpi(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &m_->node),
             "MPI_Comm_split_type");
+}
+
+Comm::ClockOffset Comm::measure_clock_offset(const ClockRounds& rounds) {
+  announce("iris.trace: clock offsets", static_cast<uint64_t>(rounds.max));
+  ClockOffset best;
+  if (!mpi_ || size_ == 1) return best;
+  // Spins without sleeping: a sleep inside a round would be counted as link latency. Bounded all the
+  // same, and Ctrl-C stops it.
+  const auto exchange = [&](bool send, void* data, int bytes, int peer) {
+    MPI_Request request;
+    check_mpi(send ? MPI_Isend(data, bytes, MPI_BYTE, peer, kTagClock, m_->world, &request)
+                   : MPI_Irecv(data, bytes, MPI_BYTE, peer, kTagClock, m_->world, &request),
+              send ? "MPI_Isend" : "MPI_Irecv");
+    const int64_t started = trace::now_ns();
+    for (int done = 0;;) {
+      check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+      if (done) return;
+      interrupt::check("measuring the ranks' clock offsets");
+      const int64_t waited = trace::now_ns() - started;
+      if (waited > rounds.good_ns) std::this_thread::yield();  // this round is lost: let the peer's core go
+      if (waited > 30'000'000'000) {
+        throw Error(Errc::environment, format("measuring the ranks' clock offsets: rank %d did not answer in 30 s", peer));
+      }
+    }
+  };
+  // A ping carries whether another follows; the pong, rank 0's receive and send times.
+  int64_t ping[2] = {0, 0};
+  int64_t stamps[2] = {0, 0};
+  if (rank_ == 0) {
+    for (int peer = 1; peer < size_; ++peer) {
+      int go = 1;
+      exchange(true, &go, sizeof go, peer);  // one peer at a time: the others wait their turn
+      do {
+        exchange(false, ping, sizeof ping, peer);
+        stamps[0] = trace::now_ns();
+        stamps[1] = trace::now_ns();
+        exchange(true, stamps, sizeof stamps, peer);
+      } while (ping[1] != 0);
+    }
+    return best;
+  }
+  int go = 0;
+  MPI_Request request;
+  check_mpi(MPI_Irecv(&go, sizeof go, MPI_BYTE, 0, kTagClock, m_->world, &request), "MPI_Irecv");
+  wait(&request, "measuring the ranks' clock offsets");
+  // Rounds until one was quick (on a busy machine a rank may lose its core in the middle of one),
+  // within a budget.
+  const int64_t started = trace::now_ns();
+  best.error_ns = INT64_MAX;
+  for (int k = 1;; ++k) {
+    const bool last = k >= rounds.max ||
+                      (k >= rounds.min && (best.error_ns <= rounds.good_ns || trace::now_ns() - started > rounds.budget_ns));
+    ping[0] = trace::now_ns();
+    ping[1] = last ? 0 : 1;
+    exchange(true, ping, sizeof ping, 0);
+    exchange(false, stamps, sizeof stamps, 0);
+    const int64_t received = trace::now_ns();
+    const int64_t round_trip = (received - ping[0]) - (stamps[1] - stamps[0]);
+    if ((round_trip + 1) / 2 < best.error_ns) {
+      best.offset_ns = ((ping[0] - stamps[0]) + (received - stamps[1])) / 2;
+      best.error_ns = (round_trip + 1) / 2;
+    }
+    if (last) break;
+  }
+  return best;
 }
 
 void Comm::abort(int exit_code) {

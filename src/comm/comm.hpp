@@ -84,6 +84,23 @@ class Comm {
   // (they are not freed: freeing a communicator with an operation that never completes is not safe).
   void renew();
 
+  // Collective: how far this rank's steady clock is from rank 0's, measured as NTP does: ping-pongs
+  // with rank 0, keeping the one with the shortest round trip. Its two legs take about as long, so the
+  // true offset lies within error_ns (half that round trip) of offset_ns. Rank 0: {0, 0}.
+  struct ClockOffset {
+    int64_t offset_ns = 0;  // this rank's clock minus rank 0's
+    int64_t error_ns = 0;
+  };
+  // At least `min` rounds; more until one pins the offset within `good_ns`, up to `max` rounds or
+  // `budget_ns` of trying.
+  struct ClockRounds {
+    int min = 8;
+    int max = 2000;
+    int64_t good_ns = 20'000;
+    int64_t budget_ns = 500'000'000;
+  };
+  ClockOffset measure_clock_offset(const ClockRounds& rounds);
+
   // Ends the whole job with `exit_code`: under MPI every rank ends (MPI_Abort); alone, the process exits.
   [[noreturn]] void abort(int exit_code);
 

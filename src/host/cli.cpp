@@ -30,6 +30,7 @@ const char* kOptions =
     "  -j cmd       perform a LuaJIT control command: -jon, -joff, -jflush, -jv, -jdump=file (jit.* modules)\n"
     "  -O[opt]      control the LuaJIT optimizations: -O3, -O0, -Ohotloop=10, -O+fold,-dce (jit.opt.start)\n"
     "  -i           enter the interactive REPL after running the script\n"
+    "  --trace FILE write a trace of the whole job to FILE (as IRIS_TRACE=FILE; docs/tracing.md)\n"
     "  -v, --version  print the version\n"
     "  -h, --help   print this help\n"
     "  --           stop handling options\n"
@@ -98,6 +99,14 @@ int parse(int argc, char** argv, Plan* plan) {
       plan->version = true;
     } else if (a == "-i") {
       plan->interactive = true;
+    } else if (a == "--trace" || a.rfind("--trace=", 0) == 0) {
+      std::string file = a.size() > 7 ? a.substr(8) : "";
+      if (a == "--trace") {
+        if (i + 1 >= argc) return usage_error("option '--trace' needs a file: --trace trace.json");
+        file = argv[++i];
+      }
+      if (file.empty()) return usage_error("option '--trace' needs a file: --trace trace.json");
+      setenv("IRIS_TRACE", file.c_str(), 1);  // one way in: the same as IRIS_TRACE=FILE
     } else if (a[1] == 'e' || a[1] == 'l' || a[1] == 'j') {
       std::string text = a.substr(2);  // "-eCODE" or "-e CODE", as luajit accepts
       if (text.empty()) {
@@ -187,6 +196,8 @@ int main(int argc, char** argv) {
 
   try {
     Host host(HostOptions{&argc, &argv, "iris-lua"});
+    // IRIS_TRACE (or --trace): the trace starts before anything else runs, on every rank.
+    if (RunResult r = host.call("iris.trace.start_requested"); !r.ok()) return fail(host, r);
     if (!plan.command.empty()) {
       return finish_after(host, host.call(lua::kCommandPrefix + plan.command + ".main", plan.command_args));
     }

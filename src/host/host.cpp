@@ -15,6 +15,7 @@
 #include "core/log.hpp"
 #include "lua/embedded_lua.hpp"
 #include "session/session.hpp"
+#include "session/trace_session.hpp"
 
 namespace iris {
 namespace {
@@ -282,6 +283,7 @@ int Host::finish() {
   impl_->finished = true;
   try {
     session::synchronize_if_initialized();
+    session::trace_finish_job();  // collective: every rank that ends normally gets here
   } catch (const Error& e) {
     RunResult failure{exit_code_of(e.code()), e.what(), ""};
     // A fault the script already heard of was printed with its line (or handled there): once is enough.

@@ -6,6 +6,9 @@
 --   iris.kernel     iris.compile, iris.compile_file, launches, iris.bench
 --   iris.assertions iris.assert_equal, iris.assert_allclose
 --   iris.testing    iris.test, iris.skip (and the `iris-lua test` runner, iris.cmd.test)
+--   iris.trace      iris.trace.start/stop/mark/span: a timeline of the whole job
+--   iris.progress   iris.progress: progress lines for long sweeps
+--   iris.plot       iris.plot.heatmap/lines/timeline: pictures as SVG
 local ffi = require "ffi"
 local cdef = require "iris.cdef"
 local errors = require "iris.errors"
@@ -44,6 +47,9 @@ local iris = {
   assert_allclose = assertions.assert_allclose,
   test = testing.test,
   skip = testing.skip,
+  trace = require("iris.trace").public,
+  progress = require("iris.progress").progress,
+  plot = require("iris.plot").public,
   dtypes = { unpack(dtypes.names) }, -- and each name as a field: iris.float32 == "float32"
 }
 for _, name in ipairs(dtypes.names) do iris[name] = name end

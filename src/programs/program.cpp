@@ -89,6 +89,7 @@ Kernel& Program::kernel(const std::string& text) {
   kernel->name = canonical;
   kernel->label = canonical + " (" + source_.origin + ")";
   kernel->registry = &registry_;
+  kernel->program = this;
   for (size_t i = 0; i < signature.params.size(); ++i) {
     const Param& p = signature.params[i];
     ParamType type = classify_param(p.type, substitutions, parsed_.aliases);

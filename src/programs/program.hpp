@@ -40,6 +40,7 @@ struct Kernel {
   runtime::Module* module = nullptr;
   void* function = nullptr;
   Registry* registry = nullptr;
+  const class Program* program = nullptr;  // the program it came from
 };
 
 class Program {

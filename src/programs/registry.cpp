@@ -14,8 +14,10 @@
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
+#include "core/trace.hpp"
 #include "heap/layout.hpp"
 #include "iris/impl/abi.h"
+#include "programs/device_timeline.hpp"
 
 namespace iris::programs {
 namespace {
@@ -134,6 +136,9 @@ bool Registry::compiler_available(const std::string& kind) {
 }
 
 Program& Registry::compile(ProgramSource source) {
+  trace::Span span("compile", "compile");
+  if (span) span.args().add("source", source.origin);
+  if (trace::active() && !compiled_traced(source)) source.defines.emplace_back(kTraceDefine, "1");
   compiler::Hasher key;
   key.add(source.source).add(source.origin).add(source.file_name).add(source.description);
   for (const auto& [name, value] : source.defines) key.add(name).add(value);
@@ -166,7 +171,11 @@ compiler::CompiledCode Registry::compile_for(const runtime::CodeTarget& target, 
     for (const std::string& n : names) key.add(n);
     key.add(compiler::device_header_digest());
     compiler::CompileJob job{unit, options, names, include_dir_, kernel_cache.dir() + "/tmp", target.arch};
-    return kernel_cache.get_or_compile(key.hex(), [&] { return c.compile(job); });
+    return kernel_cache.get_or_compile(key.hex(), [&] {
+      trace::Span span("compiler", "compile");  // only on a cache miss
+      if (span) span.args().add("compiler", target.compiler).add("arch", target.arch).add("cross", cross ? 1 : 0);
+      return c.compile(job);
+    });
   } catch (const Error& e) {
     if (e.code() == Errc::compile) throw Error(Errc::compile, "cannot compile " + where + ":\n" + e.what());
     if (cross) throw Error(e.code(), "cannot compile " + where + ": " + e.what());
@@ -199,12 +208,14 @@ std::unique_ptr<runtime::Module> Registry::build(const ProgramSource& source, co
   state.world_size = device_.world_size;
   state.mailbox = static_cast<abi::DeviceMailbox*>(device_.mailbox.device);
   state.wait_timeout_ns = options_.wait_timeout_ns;
+  state.trace = trace_buffer_;
   module->write_global("__iris_module_state", &state, sizeof(state));
   for (const auto& [name, symbol] : code.symbols) (*symbols)[name] = symbol;
   return module;
 }
 
 void Registry::launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args) {
+  if (trace::active()) return traced_launch(kernel, config, args);
   backend().launch(*kernel.module, kernel.function, config, args, kernel.label);
   // The one place IRIS_LAUNCH_BLOCKING acts (backends never wait after a launch themselves).
   if (options_.launch_blocking) synchronize();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "compiler/compiler.hpp"
+#include "iris/impl/abi.h"
 #include "programs/program.hpp"
 #include "runtime/backend.hpp"
 
@@ -18,6 +19,8 @@ class KernelCache;
 }
 
 namespace iris::programs {
+
+class DeviceTimeline;
 
 // What this rank's kernels run against.
 struct DeviceContext {
@@ -46,6 +49,11 @@ struct RegistryOptions {
   static RegistryOptions from_environment();
 };
 
+// The define a program is compiled with while a trace is on (device/iris/impl/trace.hpp).
+constexpr const char* kTraceDefine = "IRIS_TRACE_DEVICE";
+// Whether `source` is compiled with it.
+bool compiled_traced(const ProgramSource& source);
+
 // "cuda:sm_90,hip:gfx90a?,cpu" -> targets; throws Error(environment) naming a bad entry.
 std::vector<CrossTarget> parse_cross_targets(const std::string& text);
 
@@ -70,6 +78,13 @@ class Registry {
   // ctx:device_barrier(): every rank's device waits for every other's (asynchronous like a launch).
   void device_barrier();
 
+  // Tracing (docs/tracing.md). While a trace is on, programs compile with IRIS_TRACE_DEVICE (their
+  // trace_begin calls record), a kernel compiled before it started is launched as its traced twin
+  // (the same source compiled again with the define, once), and every launch is timed on the device.
+  // The device trace buffer goes into every module's state; set it before the first traced compile.
+  void set_trace_buffer(abi::TraceBuffer* device_buffer) { trace_buffer_ = device_buffer; }
+  DeviceTimeline& timeline();
+
   runtime::Backend& backend() { return *device_.backend; }
   const DeviceContext& device() const { return device_; }
   const RegistryOptions& options() const { return options_; }
@@ -86,6 +101,8 @@ class Registry {
   // Whether the compiler of `kind` is installed here (asked once; says so when it is not).
   bool compiler_available(const std::string& kind);
   compiler::KernelCache& cache();
+  void traced_launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args);
+  const Kernel& traced_variant(const Kernel& kernel);
 
   DeviceContext device_;
   RegistryOptions options_;
@@ -96,6 +113,10 @@ class Registry {
   std::map<std::string, std::unique_ptr<Program>> programs_;  // by digest of source, options and origin
   Kernel* barrier_kernel_ = nullptr;
   uint64_t barrier_epoch_ = 0;
+  abi::TraceBuffer* trace_buffer_ = nullptr;
+  std::unique_ptr<DeviceTimeline> timeline_;
+  std::map<const Kernel*, const Kernel*> traced_variants_;
+  uint64_t launch_flows_ = 0;
 };
 
 }  // namespace iris::programs

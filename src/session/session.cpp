@@ -9,6 +9,7 @@
 #include "heap/symmetric_heap.hpp"
 #include "iris/impl/abi.h"
 #include "programs/registry.hpp"
+#include "session/trace_session.hpp"
 
 namespace iris::session {
 namespace {
@@ -93,12 +94,14 @@ Session& init(const InitOptions& options) {
 
   size_t heap_bytes = 0;
   heap::all_or_none(comm, "iris.init(): heap size", [&] { heap_bytes = chosen_heap_bytes(options, backend); });
-  session->heap = std::make_unique<heap::SymmetricHeap>(backend, comm, heap_bytes);
+  // A running trace keeps its device buffer in the heap, on top of what the script asked for.
+  session->heap = std::make_unique<heap::SymmetricHeap>(backend, comm, heap_bytes + trace_heap_reserve());
   session->mailbox = backend.allocate_mapped_host(sizeof(abi::DeviceMailbox));
   backend.watch_mailbox(session->mailbox);  // a device fault then reports a failed wait
   log::write(log::Level::info, format("iris.init: backend %s on %s (device %d), heap %s per rank", backend.name(),
                                       backend.device_name().c_str(), backend.device(), human_bytes(heap_bytes).c_str()));
   g_session = std::move(session);
+  trace_session_started();
   return *g_session;
 }
 

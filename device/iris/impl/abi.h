@@ -47,6 +47,37 @@ struct DeviceMailbox {
   char what[64];          /* which call gave up: "wait_until", "device_barrier" */
 };
 
+/* One event a kernel recorded with trace_begin/trace_end (docs/tracing.md). Timestamps are the device
+ * clock (iris::detail::clock_ns: globaltimer on NVIDIA, the 100 MHz wall clock on AMD, CLOCK_MONOTONIC
+ * on the cpu backend); the host puts them on its own clock when the trace stops. */
+struct TraceRecord {
+  uint64_t begin_ns;
+  uint64_t end_ns;      /* 0 while the event is open (trace_end not reached) */
+  uint64_t bytes;       /* what the caller said the event moves; 0 when it said nothing */
+  uint32_t id;          /* iris::event::put, ..., or a user's number */
+  uint32_t block;       /* linear index of the block that recorded it */
+  int32_t target_rank;  /* -1 when the event has none */
+  uint32_t unit;        /* the SM (NVIDIA) or CU (AMD) the block ran on; 0 on the cpu backend */
+};
+
+/* The named trace event ids (Iris's numbers): X(name, id). iris.hpp makes them iris::event::NAME, the
+ * host names the events of a trace with them; any other id is the user's. */
+#define IRIS_TRACE_EVENTS(X)                                                                         \
+  X(load, 0) X(store, 1) X(get, 2) X(put, 3) X(copy, 4) X(atomic_add, 5) X(atomic_sub, 6)             \
+  X(atomic_cas, 7) X(atomic_xchg, 8) X(atomic_xor, 9) X(atomic_and, 10) X(atomic_or, 11)             \
+  X(atomic_min, 12) X(atomic_max, 13) X(fetch, 1024) X(compute, 2048) X(reduce, 2049) X(wait, 3072)   \
+  X(barrier, 3073)
+
+/* The rank's device trace buffer: this header, then `capacity` records, in the rank's own symmetric
+ * heap. Kernels compiled while tracing is on (IRIS_TRACE_DEVICE defined) write into it; `next` counts
+ * every event asked for, so next - capacity (when positive) is how many did not fit. */
+struct TraceBuffer {
+  uint32_t enabled;  /* 1 while iris.trace is on: modules compiled traced outlive a stop */
+  uint32_t capacity;
+  uint64_t next;
+  uint64_t reserved[6];
+};
+
 /* Every compiled module has one module-scope variable of this type, named __iris_module_state, that
  * the host writes after loading the module. Device-side helpers that need no Context (wait_until's
  * report, the trap message) read it. */
@@ -56,6 +87,7 @@ struct ModuleState {
   int32_t world_size;
   struct DeviceMailbox* mailbox;
   int64_t wait_timeout_ns; /* budget of one wait_until spin (IRIS_WAIT_TIMEOUT) */
+  struct TraceBuffer* trace; /* the rank's device trace buffer; null when no trace ever started */
 };
 
 /* ---- cpu backend: how kernels built by the host compiler reach the executor ---------------------- */

@@ -8,6 +8,7 @@ local ffi = require "ffi"
 local errors = require "iris.errors"
 local tensor = require "iris.tensor"
 local between_ranks = require "iris.exchange"
+local trace = require "iris.trace"
 local C = ffi.C
 
 local M = {}
@@ -119,6 +120,7 @@ end
 -- ctx:broadcast (iris.context attaches it and checks that it is called on the context).
 function M.broadcast(self, value, root)
   root = check_root(self, root)
+  if trace.state.on then trace.note_origin() end
   if tensor.is_tensor(value) then return broadcast_tensor(self, value, root) end
   local op = ("ctx:broadcast(root=%d)"):format(root)
   local mine = ""

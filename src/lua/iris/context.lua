@@ -9,6 +9,7 @@ local errors = require "iris.errors"
 local dtypes = require "iris.dtypes"
 local tensor = require "iris.tensor"
 local creation, broadcast, kernel = require "iris.creation", require "iris.broadcast", require "iris.kernel"
+local trace = require "iris.trace"
 local C = ffi.C
 
 local M = {}
@@ -84,6 +85,7 @@ function M.init(options)
   end
   local heap_bytes = options.heap_size ~= nil and heap_bytes_of(options.heap_size) or 0
   if the_context == nil and C.iris_initialized() == 0 then
+    if trace.state.on then trace.note_origin() end
     errors.check(C.iris_init(backend or "", heap_bytes))
     the_context = new_context()
     return the_context
@@ -107,9 +109,15 @@ local function get_rank(self) return self.rank end
 local function get_num_ranks(self) return self.world_size end
 
 -- Finishes this rank's device work, then waits for every rank.
-local function barrier(self) errors.check(C.iris_barrier("ctx:barrier()")) end
+local function barrier(self)
+  if trace.state.on then trace.note_origin() end
+  errors.check(C.iris_barrier("ctx:barrier()"))
+end
 
-local function synchronize(self) errors.check(C.iris_synchronize()) end
+local function synchronize(self)
+  if trace.state.on then trace.note_origin() end
+  errors.check(C.iris_synchronize())
+end
 
 -- uint64 tensor of world_size entries over the heap bases table at heap offset 0: where this rank sees
 -- every rank's heap. Read-only; the same tensor every call.

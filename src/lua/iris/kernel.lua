@@ -7,6 +7,7 @@
 local ffi = require "ffi"
 require "iris.cdef"
 local errors = require "iris.errors"
+local trace = require "iris.trace"
 local C = ffi.C
 
 local M = {}
@@ -195,6 +196,7 @@ local function generate(kernel)
     "local bad_argument, bad_count, bad_iterations = env.bad_argument, env.bad_count, env.bad_iterations",
     "local context_data, read_config = env.context_data, env.read_config",
     "local handle, argv, dims, seconds = env.handle, env.argv, env.dims, env.seconds",
+    "local tracing, note_origin = env.tracing, env.note_origin",
   }
   for i, p in ipairs(kernel.params) do
     slots[i] = ffi.new(p.ctype .. "[1]")
@@ -207,7 +209,9 @@ local function generate(kernel)
   local prologue = ("  local count = select('#', ...)\n  if count ~= %d then bad_count(kernel, count) end\n%s%s" ..
     "  local shared = read_config(kernel, cfg, dims)\n"):format(n,
     n > 0 and ("  local %s = ...\n"):format(table.concat(names, ", ")) or "", table.concat(checks))
+  -- While a trace is on, the launch's span names this line (one table read while off).
   source[#source + 1] = "local function launch(self, cfg, ...)\n" .. prologue ..
+    "  if tracing.on then note_origin() end\n" ..
     "  local status = C.iris_kernel_launch(handle, dims, shared, argv)\n" ..
     "  if status ~= 0 then errors.check(status) end\nend"
   source[#source + 1] = "local function time_raw_launches(self, cfg, iterations, ...)\n" ..
@@ -221,6 +225,7 @@ local function generate(kernel)
     kernel = kernel, C = C, errors = errors, is_tensor = is_tensor, bad_argument = bad_argument,
     bad_count = bad_count, bad_iterations = bad_iterations, context_data = context_data, read_config = read_config,
     handle = kernel.handle, argv = argv, dims = ffi.new("uint32_t[6]"), seconds = ffi.new("double[1]"), slots = slots,
+    tracing = trace.state, note_origin = trace.note_origin,
   }
   kernel.argument_storage = env -- the slots live as long as the kernel
   return chunk(env)
@@ -347,6 +352,7 @@ local function compile(source, opts, origin, description, file_name)
   local c_defines = ffi.new("const char*[?]", math.max(#defines, 1), defines)
   local c_options = ffi.new("const char*[?]", math.max(#options, 1), options)
   local out = ffi.new("iris_program*[1]")
+  if trace.state.on then trace.note_origin(origin) end -- the snippet's line: the call's is where it ends
   errors.check(C.iris_compile(source, #source, origin, description, file_name, c_defines, #defines / 2, c_options,
     #options, out))
   return setmetatable({ _program = out[0], _origin = origin, _kernels = {} }, module_mt)
@@ -487,6 +493,7 @@ M.bench = bench
 -- ctx:device_barrier(): a barrier among the ranks' devices (kernels/device_barrier.hip), asynchronous
 -- like a launch (iris.context attaches it and checks that it is called on the context).
 function M.device_barrier(ctx)
+  if trace.state.on then trace.note_origin() end
   errors.check(C.iris_device_barrier())
 end
 

@@ -26,6 +26,7 @@ An expression's value is printed (no '=' needed); an incomplete chunk continues 
   :on R <code>      run <code> on rank R only
   :load <file.lua>  run a file on every rank
   :time <code>      run <code> and print each rank's wall time (and device time once a runtime can time)
+  :trace on [FILE]  trace every rank from now on (iris.trace.start); :trace off [FILE] writes it
   :quit             leave (also Ctrl-D, or os.exit([code]))
 Ctrl-C stops the running chunk on every rank; at the prompt it drops the line.]]
 
@@ -266,6 +267,22 @@ local function execute(command, world_size)
   return records, C.iris_repl_end_command()
 end
 
+-- :trace on [FILE] and :trace off [FILE], run on every rank.
+function M.trace_command(mode, file)
+  if file == "" then file = nil end
+  if mode == "on" then
+    iris.trace.start(file)
+    if iris.rank() == 0 then
+      print(file and ("tracing every rank; :trace off writes " .. file) or "tracing every rank; :trace off FILE writes it")
+    end
+    return
+  end
+  local s = iris.trace.stop(file)
+  print(("trace: %d host events, %d launches, %d device events%s; clock within %.1f us of rank 0's%s"):format(
+    s.host_events, s.launches, s.device_events, s.device_overflow > 0 and (" (%d more did not fit)"):format(s.device_overflow)
+      or "", s.clock_error_us, iris.rank() == 0 and ("; written to " .. s.file) or ""))
+end
+
 -- Rank 0: reading commands ----------------------------------------------------------------------------
 
 local Reader = {}
@@ -317,6 +334,12 @@ function Reader:meta_command(name, rest)
   elseif name == "time" then
     if rest == "" then return { kind = "error", message = ":time needs code: :time f(x)" } end
     return self:code_command(rest, { time = true })
+  elseif name == "trace" then
+    local mode, file = rest:match("^(%a+)%s*(.-)$")
+    if mode ~= "on" and mode ~= "off" then
+      return { kind = "error", message = ":trace needs on or off: :trace on trace.json, then :trace off" }
+    end
+    return self:code_command(("require('iris.repl').trace_command(%q, %q)"):format(mode, file), {})
   elseif name == "on" then
     local rank, code = rest:match("^(%d+)%s+(.*)$")
     if not rank or not code:find("%S") then

@@ -17,6 +17,7 @@
 -- attached to tensors at the end of this file.
 local ffi = require "ffi"
 local errors = require "iris.errors"
+local trace = require "iris.trace"
 local C = ffi.C
 
 local M = {}
@@ -164,6 +165,7 @@ local offset_out = ffi.new("uint64_t[1]")
 -- learns "no fit" at once) and tries again; only then is it out of heap.
 local function allocate_block(op, bytes, zero)
   local z = zero and 1 or 0
+  if trace.state.on then trace.note_origin() end
   errors.check(C.iris_heap_allocate(op, bytes, z, 0, offset_out))
   if offset_out[0] == NO_FIT then
     -- One full cycle is enough: a tensor's block is released by the finalizer of its `_alloc` cdata,

@@ -1,0 +1,337 @@
+#include "session/trace_session.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+#include "comm/comm.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "core/trace.hpp"
+#include "heap/all_or_none.hpp"
+#include "heap/symmetric_heap.hpp"
+#include "iris/impl/abi.h"
+#include "iris/version.hpp"
+#include "programs/device_timeline.hpp"
+#include "programs/registry.hpp"
+#include "session/session.hpp"
+
+namespace iris::session {
+namespace {
+
+constexpr size_t kChunkBytes = size_t(64) << 20;  // what one broadcast carries while rank 0 gathers
+
+struct State {
+  bool running = false;
+  TraceOptions options;
+  comm::Comm::ClockOffset start_offset;
+  int64_t start_ns = 0;
+  abi::TraceBuffer* buffer = nullptr;  // allocated at the first trace with a heap, kept for the job
+  uint32_t capacity = 0;
+  bool device_started = false;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+uint32_t device_capacity(const TraceOptions& options) {
+  return options.device_events != 0 ? options.device_events : kDefaultDeviceEvents;
+}
+
+size_t buffer_bytes(uint32_t capacity) {
+  return sizeof(abi::TraceBuffer) + static_cast<size_t>(capacity) * sizeof(abi::TraceRecord);
+}
+
+// Rank 0 writes the file at the end: find out now, before the work, whether it can.
+void check_writable(const std::string& file) {
+  const bool existed = access(file.c_str(), F_OK) == 0;
+  std::FILE* f = std::fopen(file.c_str(), "a");
+  if (f == nullptr) {
+    throw Error(Errc::environment, format("iris.trace: cannot write the trace to %s: %s", file.c_str(),
+                                          std::strerror(errno)));
+  }
+  std::fclose(f);
+  if (!existed) unlink(file.c_str());
+}
+
+// Pinning a device's clocks is a ping-pong between a host thread and a kernel: on ranks sharing cores
+// (the cpu backend, or more ranks than cores) several pairs at once would take turns on them and
+// measure each other's time slices. One rank at a time, every rank runs `step`.
+template <class Step>
+void one_rank_at_a_time(const char* what, Step&& step) {
+  comm::Comm& c = comm();
+  for (int r = 0; r < c.size(); ++r) {
+    heap::all_or_none(c, what, [&] {
+      if (r == c.rank()) step();
+    });
+  }
+}
+
+// Gives the device side to a trace: the buffer in the heap (allocated collectively, once), the
+// registry's traced compiles and launch timing.
+void start_device(Session& s) {
+  State& st = state();
+  const uint32_t asked = device_capacity(st.options);
+  if (st.buffer == nullptr) {
+    // Kernels compiled traced keep the buffer's address for the rest of the job: it is allocated once,
+    // large enough for the default, and a trace asking for fewer events uses part of it.
+    const uint32_t capacity = std::max(asked, kDefaultDeviceEvents);
+    const auto offset = s.heap->allocate("iris.trace: device buffer", buffer_bytes(capacity), true, true);
+    st.buffer = reinterpret_cast<abi::TraceBuffer*>(static_cast<char*>(s.heap->local_base()) + *offset);
+    st.capacity = capacity;
+  } else if (asked > st.capacity) {
+    log::write(log::Level::warning, format("iris.trace.start: device_events %u: the device buffer holds %u events (its "
+                                           "size was set by the job's first trace)", asked, st.capacity));
+  }
+  const uint32_t capacity = std::min(asked, st.capacity);
+  programs::Registry& r = registry();
+  r.set_trace_buffer(st.buffer);
+  one_rank_at_a_time("iris.trace.start(): device clocks", [&] { r.timeline().start(st.buffer, capacity); });
+  st.device_started = true;
+}
+
+std::string tid_of(const trace::Event& e) {
+  switch (e.track) {
+    case trace::Track::host: return "0";
+    case trace::Track::device: return "1";
+    case trace::Track::block: return std::to_string(1000 + e.block);
+  }
+  return "0";
+}
+
+// "12.345": microseconds with nanosecond digits, as the format counts time.
+std::string microseconds(int64_t ns) {
+  char text[40];
+  std::snprintf(text, sizeof text, "%.3f", static_cast<double>(ns) / 1000.0);
+  return text;
+}
+
+std::string metadata_event(const char* name, int rank, const std::string& tid, const std::string& args) {
+  std::string out = "{\"name\": \"" + std::string(name) + "\", \"ph\": \"M\", \"pid\": " + std::to_string(rank);
+  if (!tid.empty()) out += ", \"tid\": " + tid;
+  return out + ", \"args\": {" + args + "}}";
+}
+
+std::string event_json(const trace::Event& e, int rank, int64_t ts_ns) {
+  std::string out = "{\"name\": " + trace::quote(e.name) + ", \"cat\": " + trace::quote(e.category) + ", \"ph\": \"" +
+                    std::string(1, e.phase) + "\", \"pid\": " + std::to_string(rank) + ", \"tid\": " + tid_of(e) +
+                    ", \"ts\": " + microseconds(ts_ns);
+  if (e.phase == 'X') out += ", \"dur\": " + microseconds(e.dur_ns);
+  if (e.phase == 'i') out += ", \"s\": \"t\"";
+  if (e.phase == 's' || e.phase == 'f') {
+    // Flow ids are global in the format: the rank in the high bits keeps every rank's apart.
+    out += ", \"id\": " + std::to_string((static_cast<uint64_t>(rank) << 40) | e.flow);
+    if (e.phase == 'f') out += ", \"bp\": \"e\"";
+  }
+  if (!e.args.empty()) out += ", \"args\": {" + e.args + "}";
+  return out + "}";
+}
+
+// This rank's part of the file: its metadata object on the first line, then its events, each on a
+// line of its own, on rank 0's clock counted from `zero_ns`.
+std::string rank_part(int rank, const std::vector<trace::Event>& events, const std::vector<int64_t>& aligned,
+                      int64_t zero_ns, const std::string& metadata) {
+  std::string out = metadata + "\n";
+  std::string backend = initialized() ? current().backend->name() : "no backend";
+  std::string process = format("rank %d (%s)", rank, backend.c_str());
+  out += metadata_event("process_name", rank, "", "\"name\": " + trace::quote(process));
+  out += ",\n" + metadata_event("process_sort_index", rank, "", "\"sort_index\": " + std::to_string(rank));
+  out += ",\n" + metadata_event("thread_name", rank, "0", "\"name\": \"host\"");
+  out += ",\n" + metadata_event("thread_name", rank, "1", "\"name\": \"device: kernels\"");
+  std::vector<int> blocks;
+  for (const trace::Event& e : events) {
+    if (e.track == trace::Track::block) blocks.push_back(e.block);
+  }
+  std::sort(blocks.begin(), blocks.end());
+  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+  for (int b : blocks) {
+    const std::string tid = std::to_string(1000 + b);
+    out += ",\n" + metadata_event("thread_name", rank, tid, "\"name\": \"device: block " + std::to_string(b) + "\"");
+    out += ",\n" + metadata_event("thread_sort_index", rank, tid, "\"sort_index\": " + tid);
+  }
+  std::vector<size_t> order(events.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return aligned[a] < aligned[b]; });
+  for (size_t i : order) out += ",\n" + event_json(events[i], rank, aligned[i] - zero_ns);
+  return out;
+}
+
+// Every rank's part on rank 0 (in rank order), a chunk at a time.
+std::vector<std::string> gather_parts(comm::Comm& comm, const std::string& mine) {
+  std::vector<uint64_t> sizes(comm.size());
+  const uint64_t my_size = mine.size();
+  comm.allgather(&my_size, sizeof my_size, sizes.data());
+  std::vector<std::string> parts(comm.size());
+  for (int r = 0; r < comm.size(); ++r) {
+    std::string buffer = r == comm.rank() ? mine : std::string(sizes[r], '\0');
+    for (size_t at = 0; at < sizes[r]; at += kChunkBytes) {
+      comm.broadcast(&buffer[at], std::min<size_t>(kChunkBytes, sizes[r] - at), r);
+    }
+    if (comm.rank() == 0) parts[r] = std::move(buffer);
+  }
+  return parts;
+}
+
+void write_file(const std::string& file, const std::vector<std::string>& parts) {
+  std::string metadata, events;
+  for (const std::string& part : parts) {
+    const size_t newline = part.find('\n');
+    metadata += (metadata.empty() ? "" : ",\n    ") + part.substr(0, newline);
+    const std::string rest = part.substr(newline + 1);
+    if (!rest.empty()) events += (events.empty() ? "" : ",\n") + rest;
+  }
+  const std::string text =
+      "{\"displayTimeUnit\": \"ns\",\n \"metadata\": {\"generator\": \"iris-lua " IRIS_LUA_VERSION "\", \"world_size\": " +
+      std::to_string(parts.size()) +
+      ", \"clock\": \"microseconds on rank 0's steady clock from the trace's first event; each rank's host clock "
+      "offset measured by ping-pong with rank 0, each device's clocks pinned to its host's (docs/tracing.md)\",\n"
+      "  \"ranks\": [\n    " +
+      metadata + "]},\n \"traceEvents\": [\n" + events + "\n]}\n";
+  const std::string temporary = file + format(".tmp-%d", static_cast<int>(getpid()));
+  std::FILE* f = std::fopen(temporary.c_str(), "w");
+  if (f == nullptr) {
+    throw Error(Errc::environment, format("iris.trace: cannot write the trace to %s: %s", file.c_str(), std::strerror(errno)));
+  }
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  const bool closed = std::fclose(f) == 0;
+  if (!written || !closed || std::rename(temporary.c_str(), file.c_str()) != 0) {
+    const std::string why = std::strerror(errno);
+    unlink(temporary.c_str());
+    throw Error(Errc::environment, format("iris.trace: cannot write the trace to %s: %s", file.c_str(), why.c_str()));
+  }
+}
+
+}  // namespace
+
+bool trace_running() { return state().running; }
+
+void trace_start(const TraceOptions& options) {
+  State& st = state();
+  if (st.running) {
+    throw Error(Errc::invalid_argument, "iris.trace.start: a trace is already on; stop it first (iris.trace.stop())");
+  }
+  comm::Comm& c = comm();
+  c.announce("iris.trace.start()");
+  heap::all_or_none(c, "iris.trace.start(): trace file", [&] {
+    if (c.rank() == 0 && !options.file.empty()) check_writable(options.file);
+  });
+  st.options = options;
+  st.device_started = false;
+  trace::begin(options.host_events != 0 ? options.host_events : kDefaultHostEvents);
+  st.running = true;
+  try {
+    st.start_offset = c.measure_clock_offset(comm::Comm::ClockRounds{});
+    st.start_ns = trace::now_ns();
+    if (initialized()) start_device(current());
+  } catch (...) {
+    trace::end(nullptr);
+    st.running = false;
+    throw;
+  }
+  trace::instant("iris.trace.start", "trace");
+}
+
+size_t trace_heap_reserve() {
+  if (!state().running) return 0;
+  return buffer_bytes(std::max(device_capacity(state().options), kDefaultDeviceEvents)) + 256;  // + alignment
+}
+
+void trace_session_started() {
+  State& st = state();
+  if (st.running && !st.device_started) start_device(current());
+}
+
+void trace_synchronized() {
+  State& st = state();
+  if (st.running && st.device_started) registry().timeline().synchronized();
+}
+
+TraceSummary trace_stop(const std::string& file) {
+  State& st = state();
+  if (!st.running) {
+    throw Error(Errc::invalid_argument,
+                "iris.trace.stop: no trace is on (start one with iris.trace.start(FILE) or iris-lua --trace FILE)");
+  }
+  TraceSummary summary;
+  summary.file = file.empty() ? st.options.file : file;
+  if (summary.file.empty()) {
+    throw Error(Errc::invalid_argument,
+                "iris.trace.stop: name the file to write (iris.trace.stop(FILE)): iris.trace.start named none");
+  }
+  comm::Comm& c = comm();
+  c.announce("iris.trace.stop()");
+  heap::all_or_none(c, "iris.trace.stop(): trace file", [&] {
+    if (c.rank() == 0 && summary.file != st.options.file) check_writable(summary.file);
+  });
+  programs::DeviceTimelineSummary device;
+  if (st.device_started) {
+    current().backend->synchronize();
+    one_rank_at_a_time("iris.trace.stop(): device clocks", [&] { device = registry().timeline().stop(); });
+  }
+  trace::instant("iris.trace.stop", "trace");
+  const comm::Comm::ClockOffset end_offset = c.measure_clock_offset(comm::Comm::ClockRounds{});
+  const int64_t end_ns = trace::now_ns();
+  uint64_t dropped = 0;
+  std::vector<trace::Event> events = trace::end(&dropped);
+  st.running = false;
+
+  // Rank 0's clock: the offset measured at the start and at the stop, interpolated, so host clocks
+  // that drift apart over a long trace stay aligned.
+  std::vector<int64_t> aligned(events.size());
+  int64_t earliest = INT64_MAX;
+  for (size_t i = 0; i < events.size(); ++i) {
+    const int64_t t = events[i].ts_ns;
+    const double f = end_ns > st.start_ns ? static_cast<double>(t - st.start_ns) / static_cast<double>(end_ns - st.start_ns) : 0;
+    const double offset = st.start_offset.offset_ns + (end_offset.offset_ns - st.start_offset.offset_ns) * f;
+    aligned[i] = t - std::llround(offset);
+    earliest = std::min(earliest, aligned[i]);
+  }
+  std::vector<int64_t> earliest_of(c.size());
+  c.allgather(&earliest, sizeof earliest, earliest_of.data());
+  const int64_t zero_ns = *std::min_element(earliest_of.begin(), earliest_of.end());
+
+  summary.host_events = events.size();
+  summary.host_dropped = dropped;
+  summary.launches = device.launches;
+  summary.device_events = device.events;
+  summary.device_overflow = device.overflow;
+  summary.host_offset_ns = st.start_offset.offset_ns;
+  summary.host_offset_error_ns = std::max(st.start_offset.error_ns, end_offset.error_ns);
+  summary.launch_pin_error_ns = device.launch_pin_error_ns;
+  summary.clock_pin_error_ns = device.clock_pin_error_ns;
+  trace::Args meta;
+  meta.add("rank", c.rank())
+      .add("backend", initialized() ? std::string(current().backend->name()) : std::string("none"))
+      .add("device", initialized() ? current().backend->device_name() : std::string("none"))
+      .add("host_clock_offset_ns", static_cast<long long>(st.start_offset.offset_ns))
+      .add("host_clock_offset_at_stop_ns", static_cast<long long>(end_offset.offset_ns))
+      .add("host_clock_offset_error_ns", static_cast<long long>(summary.host_offset_error_ns))
+      .add("device_launch_pin_error_ns", static_cast<long long>(device.launch_pin_error_ns))
+      .add("device_clock_pin_error_ns", static_cast<long long>(device.clock_pin_error_ns))
+      .add("device_clock_offset_ns", static_cast<long long>(device.clock_offset_ns))
+      .add("device_clock_rate", device.clock_rate)
+      .add("launches", static_cast<unsigned long long>(device.launches))
+      .add("device_events", static_cast<unsigned long long>(device.events))
+      .add("device_events_overflow", static_cast<unsigned long long>(device.overflow))
+      .add("host_events", static_cast<unsigned long long>(events.size()))
+      .add("host_events_dropped", static_cast<unsigned long long>(dropped));
+  const std::string part = rank_part(c.rank(), events, aligned, zero_ns, "{" + meta.text() + "}");
+  events.clear();
+  std::vector<std::string> parts = gather_parts(c, part);
+  heap::all_or_none(c, "iris.trace.stop(): writing", [&] {
+    if (c.rank() == 0) write_file(summary.file, parts);
+  });
+  return summary;
+}
+
+void trace_finish_job() {
+  if (state().running) trace_stop("");
+}
+
+}  // namespace iris::session
