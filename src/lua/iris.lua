@@ -40,6 +40,7 @@ local iris = {
   world_size = function() return C.iris_world_size() end,
   cdiv = cdiv,
   init = context.init,
+  manual_seed = context.manual_seed,
   compile = kernel.compile,
   compile_file = kernel.compile_file,
   bench = kernel.bench,

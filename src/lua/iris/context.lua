@@ -70,6 +70,17 @@ local function check_second_init(ctx, backend, heap_bytes)
   end
 end
 
+-- iris.manual_seed(seed [, {shared = true}]): ctx:manual_seed on the context, also before iris.init
+-- (the seed is checked now and set when the context is made).
+local pending_seed -- { _seed, _seed_shared, _draws } set before iris.init
+
+function M.manual_seed(seed, options)
+  if the_context then return creation.manual_seed(the_context, seed, options, "iris.manual_seed") end
+  local pending = {}
+  creation.manual_seed(pending, seed, options, "iris.manual_seed")
+  pending_seed = pending
+end
+
 -- iris.init([options])
 function M.init(options)
   if options == nil then options = {} end
@@ -88,6 +99,11 @@ function M.init(options)
     if trace.state.on then trace.note_origin() end
     errors.check(C.iris_init(backend or "", heap_bytes))
     the_context = new_context()
+    if pending_seed then
+      the_context._seed, the_context._seed_shared, the_context._draws =
+        pending_seed._seed, pending_seed._seed_shared, pending_seed._draws
+      pending_seed = nil
+    end
     return the_context
   end
   the_context = the_context or new_context()

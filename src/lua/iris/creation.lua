@@ -201,15 +201,17 @@ local function stream_of(self, seed, what)
   return check_seed(seed, what), per_rank_stream, 0
 end
 
-function M.manual_seed(self, seed, options)
+-- `what`: the name the user called it by (iris.manual_seed calls it too).
+function M.manual_seed(self, seed, options, what)
+  what = what or "ctx:manual_seed"
   if options ~= nil then
     if type(options) ~= "table" then
-      errors.raise("invalid_argument", "ctx:manual_seed(seed [, {shared = true}]): options must be a table, got a %s",
+      errors.raise("invalid_argument", "%s(seed [, {shared = true}]): options must be a table, got a %s", what,
         type(options))
     end
-    errors.check_keys(options, M.MANUAL_SEED_OPTIONS, "ctx:manual_seed")
+    errors.check_keys(options, M.MANUAL_SEED_OPTIONS, what)
   end
-  self._seed = check_seed(seed, "ctx:manual_seed")
+  self._seed = check_seed(seed, what)
   self._seed_shared = options ~= nil and options.shared and true or false
   self._draws = 0
 end
