@@ -46,6 +46,7 @@ local iris = {
   bench = kernel.bench,
   assert_equal = assertions.assert_equal,
   assert_allclose = assertions.assert_allclose,
+  options = require "iris.options",
   test = testing.test,
   skip = testing.skip,
   trace = require("iris.trace").public,

@@ -65,6 +65,13 @@ function M.raise(kind, fmt, ...)
   error(M.message(kind, fmt, ...), 0)
 end
 
+-- Raises without the user's position: for a mistake that is in no line of the script (a command line).
+function M.raise_plain(kind, fmt, ...)
+  local message = select("#", ...) > 0 and fmt:format(...) or fmt
+  remember(message, kind)
+  error(message, 0)
+end
+
 -- Raises the C API's last error at the user's line when `status` is not 0; returns nothing.
 function M.check(status)
   if status ~= 0 then
@@ -89,8 +96,8 @@ local function distance(a, b)
   return previous[#b]
 end
 
--- The known name nearest a mistyped one, when it is near enough to be what was meant.
-local function suggestion(name, names)
+-- The known name nearest a mistyped one, when it is near enough to be what was meant (else nil).
+function M.nearest(name, names)
   if type(name) ~= "string" then return nil end
   local best, best_distance = nil, math.huge
   for _, known in ipairs(names) do
@@ -115,7 +122,7 @@ function M.check_keys(tbl, names, what, noun)
   for key in pairs(tbl) do
     if not set[key] then
       noun = noun or "option"
-      local near = suggestion(key, names)
+      local near = M.nearest(key, names)
       M.raise("invalid_argument", "%s: unknown %s '%s' (%s%ss: %s)", what, noun, tostring(key),
         near and ("did you mean '%s'? "):format(near) or "", noun, table.concat(names, ", "))
     end
