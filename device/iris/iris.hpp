@@ -210,6 +210,7 @@ struct Context {
 #include "impl/wait.hpp"
 #include "impl/block_copy.hpp"
 #include "impl/context.hpp"
+#include "ccl.hpp"
 #if defined(IRIS_PLATFORM_CPU)
 #include "impl/cpu_builtins.hpp"
 #endif

@@ -43,7 +43,7 @@ end
 
 local function new_context()
   tensor.attach()
-  return setmetatable({
+  local ctx = setmetatable({
     rank = C.iris_rank(),
     world_size = C.iris_world_size(),
     device = C.iris_device_ordinal(),
@@ -51,6 +51,8 @@ local function new_context()
     device_name = ffi.string(C.iris_device_name()),
     heap_size = tonumber(C.iris_heap_size()),
   }, Context)
+  ctx.ccl = require("iris.ccl").new(ctx)
+  return ctx
 end
 
 -- A second call returns the same context. It is an error only when the call asks for what the

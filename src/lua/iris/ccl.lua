@@ -1,0 +1,490 @@
+-- ctx.ccl: collectives over the symmetric heap, run by persistent kernels (shared/API.md "Collectives";
+-- docs/collectives.md has the design, the pictures and the protocol).
+--
+-- Policy lives here: arguments checked at the user's line, the views each kernel tiles, the variant
+-- and grid `auto` picks, the debug line that shows the choice. Each collective is one kernel file under
+-- kernels/ccl/ (compiled once per process through iris.kernel.builtin) and one function below.
+local ffi = require "ffi"
+local errors = require "iris.errors"
+local tensor = require "iris.tensor"
+local kernel = require "iris.kernel"
+local C = ffi.C
+
+local M = {}
+
+-- Numbers the kernels receive (device/iris/impl/ccl_call.hpp: dtype_name, variant_name, op_name).
+local DTYPE_CODE = { bool = 0, int8 = 1, uint8 = 2, int16 = 3, int32 = 4, uint32 = 5, int64 = 6, uint64 = 7,
+  float16 = 8, bfloat16 = 9, float32 = 10, float64 = 11 }
+local OP_CODE = { sum = 0, prod = 1, min = 2, max = 3, band = 4, bor = 5, bxor = 6 }
+local VARIANT_CODE = { one_shot = 0, two_shot = 1, ring = 2, atomic = 3, spinlock = 4, persistent = 5,
+  partitioned = 6, push = 7 }
+local VARIANTS = {
+  all_reduce = { "one_shot", "two_shot", "ring", "atomic", "spinlock" },
+  all_gather = { "persistent", "partitioned" },
+  reduce_scatter = { "two_shot" },
+  all_to_all = { "push" },
+  broadcast = { "push" },
+}
+
+local MAX_RANKS = 64    -- the state's slots per peer (IRIS_CCL_STATE_BYTES)
+local MAX_BLOCKS = 512  -- progress slots
+local ELEMENTS_PER_THREAD = 32
+local MAX_THREADS = 512 -- registers: 32 accumulators of up to 8 bytes per thread
+local MAX_TILE = ELEMENTS_PER_THREAD * MAX_THREADS
+local DEFAULT_BLOCK_M, DEFAULT_BLOCK_N = 32, 64
+
+local OPTIONS = { op = true, variant = true, dim = true, group = true, async = true, block_m = true, block_n = true,
+  blocks = true }
+
+-- ---- the variant table (auto) --------------------------------------------------------------------------
+-- By message size (bytes of one rank's input) and group size: the first row whose bound the message
+-- does not exceed. docs/perf.md has the measurements; the GPU rows come from the lead's runs on H200s.
+-- blocks: the persistent grid for that size (capped by the number of tiles).
+local AUTO = {
+  all_reduce = {
+    -- One round of reads beats two rounds while the peers' whole inputs are small.
+    { max_bytes = 256 * 1024, variant = "one_shot", blocks = 32 },
+    -- Above, two_shot moves (W-1)/W of the data each way instead of W-1 times all of it.
+    { max_bytes = math.huge, variant = "two_shot", blocks = 128 },
+  },
+  all_gather = { { max_bytes = math.huge, variant = "persistent", blocks = 64 } },
+  reduce_scatter = { { max_bytes = math.huge, variant = "two_shot", blocks = 64 } },
+  all_to_all = { { max_bytes = math.huge, variant = "push", blocks = 64 } },
+  broadcast = { { max_bytes = math.huge, variant = "push", blocks = 64 } },
+}
+
+local function choose(collective, bytes)
+  for _, row in ipairs(AUTO[collective]) do
+    if bytes <= row.max_bytes then return row end
+  end
+end
+
+local function human(bytes) return ffi.string(C.iris_human_bytes(bytes)) end
+
+-- ---- argument checks ------------------------------------------------------------------------------------
+
+local function describe(v)
+  if tensor.is_tensor(v) then return ("a %s tensor"):format(v.dtype) end
+  if type(v) == "string" then return ("'%s'"):format(v) end
+  return type(v) == "nil" and "nil" or ("%s %s"):format(type(v), tostring(v))
+end
+
+local function check_tensor(what, name, t, writable)
+  if not tensor.is_tensor(t) then
+    errors.raise("invalid_argument", "%s: %s must be a heap tensor, got %s", what, name, describe(t))
+  end
+  tensor.check_live(t, what, true)
+  if writable then tensor.check_writable(t, what) end
+  if t._ndim > 0 and t._strides[t._ndim] ~= 1 and t._shape[t._ndim] > 1 then
+    errors.raise("invalid_argument", "%s: %s's last dimension is not contiguous", what, name)
+  end
+end
+
+local function positive_integer(what, name, v, max)
+  if type(v) ~= "number" or v % 1 ~= 0 or v < 1 or v > max then
+    errors.raise("invalid_argument", "%s: %s must be an integer from 1 to %d, got %s", what, name, max, describe(v))
+  end
+  return v
+end
+
+local function group_text(list)
+  return "{" .. table.concat(list, ", ") .. "}"
+end
+
+-- The members of `group` (nil: every rank), sorted, with this rank's index among them.
+local function read_group(what, ctx, group)
+  local members = {}
+  if group == nil then
+    for r = 0, ctx.world_size - 1 do members[#members + 1] = r end
+  else
+    if type(group) ~= "table" or tensor.is_tensor(group) then
+      errors.raise("invalid_argument", "%s: group must be a list of 0-based ranks such as {0, 1}, got %s", what,
+        describe(group))
+    end
+    local seen = {}
+    for i = 1, #group do
+      local r = group[i]
+      if type(r) ~= "number" or r % 1 ~= 0 or r < 0 or r >= ctx.world_size then
+        errors.raise("invalid_argument", "%s: group[%d] = %s is not a rank from 0 to %d", what, i, describe(r),
+          ctx.world_size - 1)
+      end
+      if seen[r] then errors.raise("invalid_argument", "%s: rank %d is in the group twice", what, r) end
+      seen[r] = true
+      members[#members + 1] = r
+    end
+    if #members == 0 then errors.raise("invalid_argument", "%s: the group is empty", what) end
+    table.sort(members)
+  end
+  local index
+  for i, r in ipairs(members) do
+    if r == ctx.rank then index = i - 1 end
+  end
+  if not index then
+    errors.raise("invalid_argument", "%s: rank %d is not in the group %s; only members call a collective", what,
+      ctx.rank, group_text(members))
+  end
+  local lo, hi = 0, 0
+  for _, r in ipairs(members) do
+    if r < 32 then lo = lo + 2 ^ r else hi = hi + 2 ^ (r - 32) end
+  end
+  return { members = members, size = #members, index = index, lo = lo, hi = hi }
+end
+
+-- opts with defaults; `reducing`: op applies.
+local function read_options(what, collective, opts, dt, reducing)
+  if opts == nil then opts = {} end
+  if type(opts) ~= "table" or tensor.is_tensor(opts) then
+    errors.raise("invalid_argument", "%s: options must be a table such as {op = \"sum\"}, got %s", what, describe(opts))
+  end
+  for key in pairs(opts) do
+    if not OPTIONS[key] then
+      errors.raise("invalid_argument", "%s: unknown option '%s' (options: op, variant, dim, group, async, block_m, "
+        .. "block_n, blocks)", what, tostring(key))
+    end
+  end
+  local o = {}
+  o.op = opts.op or "sum"
+  if reducing then
+    if OP_CODE[o.op] == nil then
+      errors.raise("invalid_argument", "%s: op must be \"sum\", \"prod\", \"min\", \"max\", \"band\", \"bor\" or \"bxor\", "
+        .. "got %s", what, describe(o.op))
+    end
+    if OP_CODE[o.op] >= 4 and dt.kind == "float" then
+      errors.raise("invalid_argument", "%s: op \"%s\" takes integers or bool, not %s", what, o.op, dt.name)
+    end
+  elseif opts.op ~= nil then
+    errors.raise("invalid_argument", "%s takes no op", what)
+  end
+  o.variant = opts.variant or "auto"
+  local known = o.variant == "auto"
+  for _, v in ipairs(VARIANTS[collective]) do known = known or v == o.variant end
+  if not known then
+    errors.raise("invalid_argument", "%s: variant must be \"auto\" or \"%s\", got %s", what,
+      table.concat(VARIANTS[collective], "\", \""), describe(o.variant))
+  end
+  o.dim = opts.dim or 1
+  if o.dim ~= 1 and o.dim ~= 2 then
+    errors.raise("invalid_argument", "%s: dim must be 1 or 2, got %s", what, describe(o.dim))
+  end
+  if opts.async ~= nil and type(opts.async) ~= "boolean" then
+    errors.raise("invalid_argument", "%s: async must be true or false, got %s", what, describe(opts.async))
+  end
+  o.async = opts.async or false
+  o.block_m = opts.block_m and positive_integer(what, "block_m", opts.block_m, MAX_TILE) or DEFAULT_BLOCK_M
+  o.block_n = opts.block_n and positive_integer(what, "block_n", opts.block_n, MAX_TILE) or DEFAULT_BLOCK_N
+  if o.block_m * o.block_n > MAX_TILE then
+    errors.raise("invalid_argument", "%s: tiles of block_m x block_n = %d x %d elements are too large: at most %d "
+      .. "(%d per thread of a %d-thread block)", what, o.block_m, o.block_n, MAX_TILE, ELEMENTS_PER_THREAD, MAX_THREADS)
+  end
+  o.blocks = opts.blocks and positive_integer(what, "blocks", opts.blocks, MAX_BLOCKS)
+  o.group = opts.group
+  return o
+end
+
+-- ---- views ----------------------------------------------------------------------------------------------
+
+-- First and one-past-last byte a tensor touches (its heap offset range).
+local function extent(t)
+  if t._numel == 0 then return t._offset, t._offset end
+  local last = 0
+  for d = 1, t._ndim do last = last + (t._shape[d] - 1) * t._strides[d] end
+  return t._offset, t._offset + (last + 1) * t._dt.size
+end
+
+local function same_layout(a, b)
+  if a._offset ~= b._offset or a._ndim ~= b._ndim then return false end
+  for d = 1, a._ndim do
+    if a._shape[d] ~= b._shape[d] or (a._shape[d] > 1 and a._strides[d] ~= b._strides[d]) then return false end
+  end
+  return true
+end
+
+local function overlap(a, b)
+  local a0, a1 = extent(a)
+  local b0, b1 = extent(b)
+  return a0 < b1 and b0 < a1
+end
+
+local function shape_text(t) return tensor.shape_text(t._shape) end
+
+local function check_same_shape(what, out, inp)
+  local same = out._ndim == inp._ndim
+  for d = 1, out._ndim do same = same and out._shape[d] == inp._shape[d] end
+  if not same then
+    errors.raise("invalid_argument", "%s: out has shape %s, inp %s; they must be the same", what, shape_text(out),
+      shape_text(inp))
+  end
+end
+
+local function check_dtypes(what, out, inp)
+  if out.dtype ~= inp.dtype then
+    errors.raise("invalid_argument", "%s: out is %s, inp is %s; they must have the same dtype", what, out.dtype, inp.dtype)
+  end
+end
+
+-- A 2-D view (rows, cols, row stride) of t; nil when t has more than 2 dimensions and is not contiguous.
+local function rows_cols(t)
+  if t._ndim <= 1 then return 1, t._numel, t._numel end
+  if t._ndim == 2 then return t._shape[1], t._shape[2], t._strides[1] end
+end
+
+local function need_2d(what, name, t)
+  if t._ndim > 2 then
+    errors.raise("invalid_argument", "%s: %s is a %d-d view that is not contiguous; collectives take 1-d and 2-d tensors "
+      .. "(and contiguous tensors of any shape)", what, name, t._ndim)
+  end
+end
+
+-- ---- launching -------------------------------------------------------------------------------------------
+
+local function threads_for(tile_elements)
+  local threads = math.ceil(tile_elements / ELEMENTS_PER_THREAD / 32) * 32
+  return math.max(32, math.min(threads, MAX_THREADS))
+end
+
+-- The tile shape of a view: a 1-row view is tiled in runs of block_m * block_n elements.
+local function tiling(o, rows)
+  if rows == 1 then return 1, o.block_m * o.block_n end
+  return o.block_m, o.block_n
+end
+
+local function tiles_of(rows, cols, bm, bn)
+  return math.ceil(rows / bm) * math.ceil(cols / bn)
+end
+
+local function log_plan(ctx, what, bytes, dt, g, variant, chosen, grid, threads, bm, bn)
+  if C.iris_log_enabled(0) == 0 then return end
+  ctx:debug("%s: %s %s on %d rank%s: %s%s, %d block%s of %d threads, tiles %d x %d", what, human(bytes), dt.name, g.size,
+    g.size == 1 and "" or "s", variant, chosen and " (auto)" or "", grid, grid == 1 and "" or "s", threads, bm, bn)
+end
+
+function M.new(ctx)
+  local state = { seq = 0 }
+  local ccl = {}
+
+  local function module(name)
+    local m = state[name]
+    if not m then
+      m = kernel.builtin("ccl/" .. name)
+      state[name] = m
+    end
+    return m
+  end
+
+  local function begin(what, collective, dt, bytes, o)
+    if ctx.world_size > MAX_RANKS then
+      errors.raise("invalid_argument", "%s: ctx.ccl works with up to %d ranks (its flags live in each heap's %s runtime "
+        .. "scratch region); this job has %d", what, MAX_RANKS, human(24 * 1024), ctx.world_size)
+    end
+    local g = read_group(what, ctx, o.group)
+    local row = choose(collective, bytes)
+    local variant = o.variant == "auto" and row.variant or o.variant
+    return g, variant, o.blocks or row.blocks
+  end
+
+  local function launch(what, k, grid, threads, ...)
+    local seq = state.seq + 1
+    k:launch({ grid = grid, block = threads }, ...)
+    state.seq = seq
+  end
+
+  -- out[i] = op over the group of inp[i].
+  function ccl.all_reduce(out, inp, opts)
+    local what = "ctx.ccl.all_reduce"
+    check_tensor(what, "out", out, true)
+    check_tensor(what, "inp", inp)
+    check_dtypes(what, out, inp)
+    check_same_shape(what, out, inp)
+    local dt = inp._dt
+    local o = read_options(what, "all_reduce", opts, dt, true)
+    if out ~= inp and not same_layout(out, inp) and overlap(out, inp) then
+      errors.raise("invalid_argument", "%s: out and inp overlap without being the same tensor", what)
+    end
+    local rows, cols, in_stride, out_stride
+    if out._contiguous and inp._contiguous then
+      rows, cols, in_stride, out_stride = 1, inp._numel, inp._numel, inp._numel
+    else
+      need_2d(what, "out", out)
+      need_2d(what, "inp", inp)
+      rows, cols, in_stride = rows_cols(inp)
+      local _, _, s = rows_cols(out)
+      out_stride = s
+    end
+    local bytes = inp._numel * dt.size
+    local g, variant, blocks = begin(what, "all_reduce", dt, bytes, o)
+    local bm, bn = tiling(o, rows)
+    local tiles = tiles_of(rows, cols, bm, bn)
+    local work = variant == "two_shot" and math.ceil(tiles / g.size) or tiles
+    local grid = math.max(1, math.min(blocks, work))
+    local threads = threads_for(bm * bn)
+    log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
+    launch(what, module("all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
+      DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, state.seq + 1, o.async, ctx)
+    return out
+  end
+
+  -- `chunked` holds W chunks of `plain`'s shape along dim: the 2-D views both are tiled as (one chunk's
+  -- rows and columns, each tensor's row stride, the chunk step in `chunked`).
+  local function chunk_views(what, o, size, chunked, chunked_name, plain, plain_name)
+    local dim = o.dim
+    if dim > math.max(plain._ndim, 1) then
+      errors.raise("invalid_argument", "%s: dim %d needs 2-d tensors; %s has shape %s", what, dim, plain_name,
+        shape_text(plain))
+    end
+    local expected = {}
+    for d = 1, math.max(plain._ndim, 1) do expected[d] = plain._shape[d] or 1 end
+    expected[dim] = expected[dim] * size
+    local fits = chunked._ndim == math.max(plain._ndim, 1)
+    for d = 1, #expected do fits = fits and chunked._shape[d] == expected[d] end
+    if not fits then
+      errors.raise("invalid_argument", "%s: %s has shape %s, so %s must have shape %s (%d members along dim %d), got %s",
+        what, plain_name, shape_text(plain), chunked_name, tensor.shape_text(expected), size, dim, shape_text(chunked))
+    end
+    if chunked._contiguous and plain._contiguous and dim == 1 then
+      local n = plain._numel
+      return { rows = 1, cols = n, plain_stride = n, chunked_stride = n, chunk_step = n }
+    end
+    need_2d(what, chunked_name, chunked)
+    need_2d(what, plain_name, plain)
+    local rows, cols, plain_stride = rows_cols(plain)
+    local _, _, chunked_stride = rows_cols(chunked)
+    return { rows = rows, cols = cols, plain_stride = plain_stride, chunked_stride = chunked_stride,
+      chunk_step = dim == 1 and rows * chunked_stride or cols }
+  end
+
+  local function check_apart(what, out, inp, allowed)
+    if overlap(out, inp) and not allowed then
+      errors.raise("invalid_argument", "%s: out and inp overlap; this collective needs them apart", what)
+    end
+  end
+
+  -- out = every member's inp, in member order, along dim.
+  function ccl.all_gather(out, inp, opts)
+    local what = "ctx.ccl.all_gather"
+    check_tensor(what, "out", out, true)
+    check_tensor(what, "inp", inp)
+    check_dtypes(what, out, inp)
+    local dt = inp._dt
+    local o = read_options(what, "all_gather", opts, dt, false)
+    local bytes = inp._numel * dt.size
+    local g, variant, blocks = begin(what, "all_gather", dt, bytes, o)
+    local v = chunk_views(what, o, g.size, out, "out", inp, "inp")
+    -- In place: inp may be this rank's own chunk of out (it is then copied onto itself).
+    local own = out._offset + g.index * v.chunk_step * dt.size
+    check_apart(what, out, inp, inp._offset == own and (v.rows == 1 or v.plain_stride == v.chunked_stride))
+    local bm, bn = tiling(o, v.rows)
+    local tiles = tiles_of(v.rows, v.cols, bm, bn)
+    local grid = math.max(1, math.min(blocks, tiles))
+    if variant == "partitioned" then
+      grid = g.size * math.max(1, math.min(math.floor(blocks / g.size), tiles, math.floor(MAX_BLOCKS / g.size)))
+    end
+    local threads = threads_for(bm * bn)
+    log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
+    launch(what, module("all_gather").ccl_all_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
+      v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, VARIANT_CODE[variant], g.lo, g.hi,
+      state.seq + 1, ctx)
+    return out
+  end
+
+  -- Member i's out = chunk i (along dim) of the reduction of every member's inp.
+  function ccl.reduce_scatter(out, inp, opts)
+    local what = "ctx.ccl.reduce_scatter"
+    check_tensor(what, "out", out, true)
+    check_tensor(what, "inp", inp)
+    check_dtypes(what, out, inp)
+    local dt = inp._dt
+    local o = read_options(what, "reduce_scatter", opts, dt, true)
+    local bytes = inp._numel * dt.size
+    local g, variant, blocks = begin(what, "reduce_scatter", dt, bytes, o)
+    local v = chunk_views(what, o, g.size, inp, "inp", out, "out")
+    -- out may be this rank's own chunk of inp: the members read only their own chunks of it.
+    local own = inp._offset + g.index * v.chunk_step * dt.size
+    check_apart(what, out, inp, out._offset == own and (v.rows == 1 or v.plain_stride == v.chunked_stride))
+    local bm, bn = tiling(o, v.rows)
+    local grid = math.max(1, math.min(blocks, tiles_of(v.rows, v.cols, bm, bn)))
+    local threads = threads_for(bm * bn)
+    log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
+    launch(what, module("reduce_scatter").ccl_reduce_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
+      v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, OP_CODE[o.op], g.lo, g.hi, state.seq + 1,
+      o.async, ctx)
+    return out
+  end
+
+  -- Chunk j (along dim) of member i's inp lands in chunk i of member j's out.
+  function ccl.all_to_all(out, inp, opts)
+    local what = "ctx.ccl.all_to_all"
+    check_tensor(what, "out", out, true)
+    check_tensor(what, "inp", inp)
+    check_dtypes(what, out, inp)
+    check_same_shape(what, out, inp)
+    local dt = inp._dt
+    local o = read_options(what, "all_to_all", opts, dt, false)
+    local bytes = inp._numel * dt.size
+    local g, variant, blocks = begin(what, "all_to_all", dt, bytes, o)
+    check_apart(what, out, inp, false)
+    if o.dim > math.max(inp._ndim, 1) then
+      errors.raise("invalid_argument", "%s: dim %d needs 2-d tensors; inp has shape %s", what, o.dim, shape_text(inp))
+    end
+    local along = inp._ndim == 0 and 1 or inp._shape[o.dim]
+    if along % g.size ~= 0 then
+      errors.raise("invalid_argument", "%s: dimension %d of inp has %d elements, not a multiple of the %d members",
+        what, o.dim, along, g.size)
+    end
+    local rows, cols, in_stride, out_stride, in_step, out_step
+    if inp._contiguous and out._contiguous and o.dim == 1 then
+      local n = inp._numel / g.size
+      rows, cols, in_stride, out_stride, in_step, out_step = 1, n, n, n, n, n
+    else
+      need_2d(what, "inp", inp)
+      need_2d(what, "out", out)
+      rows, cols = inp._shape[1], inp._shape[2]
+      if o.dim == 1 then rows = rows / g.size else cols = cols / g.size end
+      in_stride, out_stride = inp._strides[1], out._strides[1]
+      in_step = o.dim == 1 and rows * in_stride or cols
+      out_step = o.dim == 1 and rows * out_stride or cols
+    end
+    local bm, bn = tiling(o, rows)
+    local grid = math.max(1, math.min(blocks, tiles_of(rows, cols, bm, bn)))
+    local threads = threads_for(bm * bn)
+    log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
+    launch(what, module("all_to_all").ccl_all_to_all, grid, threads, inp, out, rows, cols, in_stride, out_stride, in_step,
+      out_step, bm, bn, DTYPE_CODE[dt.name], o.dim, g.lo, g.hi, state.seq + 1, ctx)
+    return out
+  end
+
+  -- t := root's t on every member. root is a global rank (default: the group's first member).
+  function ccl.broadcast(t, root, opts)
+    local what = "ctx.ccl.broadcast"
+    if type(root) == "table" and opts == nil then root, opts = nil, root end
+    check_tensor(what, "t", t, true)
+    local dt = t._dt
+    local o = read_options(what, "broadcast", opts, dt, false)
+    local bytes = t._numel * dt.size
+    local g, variant, blocks = begin(what, "broadcast", dt, bytes, o)
+    if root == nil then root = g.members[1] end
+    local member = false
+    for _, r in ipairs(g.members) do member = member or r == root end
+    if type(root) ~= "number" or not member then
+      errors.raise("invalid_argument", "%s: root must be a rank of the group %s, got %s", what, group_text(g.members),
+        describe(root))
+    end
+    local rows, cols, stride
+    if t._contiguous then
+      rows, cols, stride = 1, t._numel, t._numel
+    else
+      need_2d(what, "t", t)
+      rows, cols, stride = rows_cols(t)
+    end
+    local bm, bn = tiling(o, rows)
+    local grid = math.max(1, math.min(blocks, tiles_of(rows, cols, bm, bn)))
+    local threads = threads_for(bm * bn)
+    log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
+    launch(what, module("broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
+      g.lo, g.hi, state.seq + 1, ctx)
+    return t
+  end
+
+  return ccl
+end
+
+return M
