@@ -46,6 +46,8 @@ enum class Op : int { sum = 0, prod = 1, min = 2, max = 3, band = 4, bor = 5, bx
 
 namespace detail {
 template <class T> struct same { typedef T type; };
+template <class T> struct is_const { static constexpr bool value = false; };
+template <class T> struct is_const<const T> { static constexpr bool value = true; };
 }  // namespace detail
 
 template <class T>
@@ -56,8 +58,11 @@ struct View {
 
   IRIS_DEVICE View<T> chunk(int i) const { return View<T>{ptr + i * chunk_step, rows, cols, stride, chunk_step}; }
   IRIS_DEVICE int64_t tiles(int block_m, int block_n) const;
-  // The same window with a read-only element type.
-  IRIS_DEVICE operator View<const T>() const { return View<const T>{ptr, rows, cols, stride, chunk_step}; }
+  // The same window with a read-only element type (for views whose elements are not const already).
+  template <class U = T, class = typename ::iris::detail::enable_if<!detail::is_const<U>::value>::type>
+  IRIS_DEVICE operator View<const U>() const {
+    return View<const U>{ptr, rows, cols, stride, chunk_step};
+  }
 };
 
 // A read-only view whose element type follows the destination's: a collective's T is deduced from its

@@ -10,14 +10,15 @@ namespace {
 
 using namespace iris::ccl;
 
+// Out of line: the compilers handle each element type's code as a function of its own.
 template <class T>
-__device__ void run(const detail::Call& call, const T* inp, T* out, long rows, long cols, long in_stride,
+__device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out, long rows, long cols, long in_stride,
                     long out_stride, long chunk_step, int block_m, int block_n, int variant) {
   const View<const T> src = view(inp, rows, cols, in_stride);
   const View<T> dst = view(out, rows, cols, out_stride, chunk_step);
   const Team& team = call.team;
   const int64_t tiles = src.tiles(block_m, block_n);
-  if (variant == detail::partitioned) {
+  if (variant == detail::variant::partitioned) {
     const int per_member = gridDim.x / team.size;
     const int to = team.rank_of(static_cast<int>(blockIdx.x) % team.size);
     const View<T> mine = dst.chunk(team.index);
@@ -43,10 +44,6 @@ __global__ void ccl_all_gather(const void* inp, void* out, long rows, long cols,
                                               dtype, 0, 0, rows * cols, rows, dim, block_m, block_n, inp, out,
                                               in_stride, out_stride);
   call.begin();
-  detail::with_dtype(dtype, [&](auto type) {
-    typedef typename decltype(type)::type T;
-    run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, chunk_step,
-           block_m, block_n, variant);
-  });
+  IRIS_CCL_FOR_SIZE(dtype, T, run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, chunk_step, block_m, block_n, variant))
   call.end(true);  // this rank's out is complete once every member delivered
 }

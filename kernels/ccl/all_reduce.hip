@@ -8,15 +8,16 @@ namespace {
 
 using namespace iris::ccl;
 
+// Out of line: the compilers handle each element type's code as a function of its own.
 template <class T>
-__device__ void run(const detail::Call& call, const T* inp, T* out, long rows, long cols, long in_stride,
+__device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out, long rows, long cols, long in_stride,
                     long out_stride, int block_m, int block_n, Op op, int variant) {
   const View<const T> src = view(inp, rows, cols, in_stride);
   const View<T> dst = view(out, rows, cols, out_stride);
   const Team& team = call.team;
   const int64_t tiles = dst.tiles(block_m, block_n);
   uint64_t ordinal = 0;
-  if (variant == detail::two_shot) {
+  if (variant == detail::variant::two_shot) {
     for (int64_t t = team.index + static_cast<int64_t>(blockIdx.x) * team.size; t < tiles;
          t += static_cast<int64_t>(gridDim.x) * team.size) {
       all_reduce_two_shot(team, tile(t, dst, block_m, block_n), src, dst, detail::CallSync{&call, ordinal++}, op);
@@ -27,9 +28,9 @@ __device__ void run(const detail::Call& call, const T* inp, T* out, long rows, l
     const Tile tl = tile(t, dst, block_m, block_n);
     const detail::CallSync sync{&call, ordinal++};
     switch (variant) {
-      case detail::ring: all_reduce_ring(team, tl, src, dst, sync, op); break;
-      case detail::atomic: all_reduce_atomic(team, tl, src, dst, sync, op); break;
-      case detail::spinlock: all_reduce_spinlock(team, tl, src, dst, sync, detail::lock_of(call, t), op); break;
+      case detail::variant::ring: all_reduce_ring(team, tl, src, dst, sync, op); break;
+      case detail::variant::atomic: all_reduce_atomic(team, tl, src, dst, sync, op); break;
+      case detail::variant::spinlock: all_reduce_spinlock(team, tl, src, dst, sync, detail::lock_of(call, t), op); break;
       default: all_reduce_one_shot(team, tl, src, dst, sync, op); break;
     }
   }
@@ -47,11 +48,7 @@ __global__ void ccl_all_reduce(const void* inp, void* out, long rows, long cols,
                                               dtype, op, 0, rows * cols, rows, 1, block_m, block_n, inp, out,
                                               in_stride, out_stride);
   call.begin();
-  detail::with_dtype(dtype, [&](auto type) {
-    typedef typename decltype(type)::type T;
-    run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, block_m,
-           block_n, static_cast<Op>(op), variant);
-  });
-  const bool output_is_local = variant == detail::one_shot || variant == detail::ring;
+  IRIS_CCL_FOR_DTYPE(dtype, T, run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, block_m, block_n, static_cast<Op>(op), variant))
+  const bool output_is_local = variant == detail::variant::one_shot || variant == detail::variant::ring;
   call.end(!(async && output_is_local));
 }

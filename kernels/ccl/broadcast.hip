@@ -7,8 +7,9 @@ namespace {
 
 using namespace iris::ccl;
 
+// Out of line: the compilers handle each element type's code as a function of its own.
 template <class T>
-__device__ void run(const detail::Call& call, T* data, long rows, long cols, long stride, int block_m, int block_n,
+__device__ __noinline__ void run(const detail::Call& call, T* data, long rows, long cols, long stride, int block_m, int block_n,
                     int root) {
   const Team& team = call.team;
   if (team.rank() != root) return;
@@ -25,12 +26,9 @@ __global__ void ccl_broadcast(void* data, long rows, long cols, long stride, int
                           int root, uint32_t group_lo, uint32_t group_hi, uint64_t seq, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
   const detail::Call call = detail::make_call(ctx, "ctx.ccl.broadcast", detail::broadcast_call, group, seq,
-                                              detail::push, dtype, 0, root, rows * cols, rows, 1, block_m, block_n,
+                                              detail::variant::push, dtype, 0, root, rows * cols, rows, 1, block_m, block_n,
                                               data, data, stride, stride);
   call.begin();
-  detail::with_dtype(dtype, [&](auto type) {
-    typedef typename decltype(type)::type T;
-    run<T>(call, static_cast<T*>(data), rows, cols, stride, block_m, block_n, root);
-  });
+  IRIS_CCL_FOR_SIZE(dtype, T, run<T>(call, static_cast<T*>(data), rows, cols, stride, block_m, block_n, root))
   call.end(call.team.rank() != root);  // the root's t is not touched by anyone; the others' is by the root
 }

@@ -8,8 +8,9 @@ namespace {
 
 using namespace iris::ccl;
 
+// Out of line: the compilers handle each element type's code as a function of its own.
 template <class T>
-__device__ void run(const detail::Call& call, const T* inp, T* out, long rows, long cols, long in_stride,
+__device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out, long rows, long cols, long in_stride,
                     long out_stride, long chunk_step, int block_m, int block_n, Op op) {
   const View<const T> src = view(inp, rows, cols, in_stride, chunk_step);
   const View<T> dst = view(out, rows, cols, out_stride);
@@ -27,13 +28,9 @@ __global__ void ccl_reduce_scatter(const void* inp, void* out, long rows, long c
                                uint32_t group_lo, uint32_t group_hi, uint64_t seq, bool async, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
   const detail::Call call = detail::make_call(ctx, "ctx.ccl.reduce_scatter", detail::reduce_scatter_call, group, seq,
-                                              detail::two_shot, dtype, op, 0, rows * cols * __popcll(group), rows, dim,
+                                              detail::variant::two_shot, dtype, op, 0, rows * cols * __popcll(group), rows, dim,
                                               block_m, block_n, inp, out, in_stride, out_stride);
   call.begin();
-  detail::with_dtype(dtype, [&](auto type) {
-    typedef typename decltype(type)::type T;
-    run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, chunk_step,
-           block_m, block_n, static_cast<Op>(op));
-  });
+  IRIS_CCL_FOR_DTYPE(dtype, T, run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, chunk_step, block_m, block_n, static_cast<Op>(op)))
   call.end(!async);
 }

@@ -43,15 +43,16 @@ enum Collective : int { all_reduce_call = 1, all_gather_call, reduce_scatter_cal
 
 // ---- reports ---------------------------------------------------------------------------------------
 
-// Appends text to the mailbox's message, cut at its end.
+// Appends text to the mailbox's message, cut at its end. Out of line: reports are rare and their
+// text is long.
 struct Text {
   char* out;
   int used, capacity;
-  IRIS_DEVICE void put(const char* s) {
+  __device__ __noinline__ void put(const char* s) {
     while (*s != '\0' && used < capacity - 1) out[used++] = *s++;
     out[used] = '\0';
   }
-  IRIS_DEVICE void put(uint64_t v) {
+  __device__ __noinline__ void put(uint64_t v) {
     char digits[24];
     int n = 0;
     do {
@@ -61,7 +62,7 @@ struct Text {
     while (n > 0 && used < capacity - 1) out[used++] = digits[--n];
     out[used] = '\0';
   }
-  IRIS_DEVICE void put(int v) {
+  __device__ __noinline__ void put(int v) {
     if (v < 0) {
       put("-");
       put(static_cast<uint64_t>(-static_cast<int64_t>(v)));
@@ -111,7 +112,7 @@ IRIS_DEVICE void put_group(Text& text, uint64_t group) {
 }
 
 // "1024 float32 elements (sum)", with whatever else differs from `other` in the parentheses.
-IRIS_DEVICE void describe(Text& text, const CallDescriptor& d, const CallDescriptor& other) {
+__device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const CallDescriptor& other) {
   const int collective = d.kind & 0xff, variant = (d.kind >> 8) & 0xff, dtype = (d.kind >> 16) & 0xff;
   const int op = static_cast<int>(d.kind >> 24);
   text.put(d.count);
@@ -189,7 +190,8 @@ IRIS_DEVICE bool same_call(const CallDescriptor& a, const CallDescriptor& b) {
          a.root == b.root && a.tiling == b.tiling && a.grid == b.grid;
 }
 
-[[noreturn]] IRIS_DEVICE void report_mismatch(int me, const CallDescriptor& mine, int peer,
+// Out of line, like the other reports: they are rare, and long.
+[[noreturn]] __device__ __noinline__ void report_mismatch(int me, const CallDescriptor& mine, int peer,
                                               const CallDescriptor& theirs) {
   report([&](Text& text) {
     const int mine_collective = mine.kind & 0xff, their_collective = theirs.kind & 0xff;
@@ -315,7 +317,7 @@ struct Call {
     if (!same_call(mine, theirs)) report_mismatch(team.rank(), mine, q, theirs);
   }
 
-  [[noreturn]] IRIS_DEVICE void report_absent(int q, uint64_t made, uint64_t epoch,
+  [[noreturn]] __device__ __noinline__ void report_absent(int q, uint64_t made, uint64_t epoch,
                                               unsigned long long waited_ns) const {
     const int me = team.rank();
     report([&](Text& text) {
@@ -397,28 +399,39 @@ struct CallSync {
   }
 };
 
-template <class T> struct Type { typedef T type; };
-
-// body(Type<T>()) for the element type of dtype number `dtype` (the order of dtype_name).
-template <class Body>
-IRIS_DEVICE void with_dtype(int dtype, Body body) {
-  switch (dtype) {
-    case 0: body(Type<bool>()); break;
-    case 1: body(Type<int8_t>()); break;
-    case 2: body(Type<uint8_t>()); break;
-    case 3: body(Type<int16_t>()); break;
-    case 4: body(Type<int32_t>()); break;
-    case 5: body(Type<uint32_t>()); break;
-    case 6: body(Type<int64_t>()); break;
-    case 7: body(Type<uint64_t>()); break;
-    case 8: body(Type< ::iris::half>()); break;
-    case 9: body(Type< ::iris::bfloat16>()); break;
-    case 10: body(Type<float>()); break;
-    default: body(Type<double>()); break;
+// Runs `statement` with T the element type of dtype number `dtype` (the order of dtype_name). A macro,
+// not a generic lambda: NVRTC compiles no lambdas in device code.
+#define IRIS_CCL_FOR_DTYPE(dtype, T, statement)                  \
+  switch (dtype) {                                                \
+    case 0: { typedef bool T; statement; } break;                 \
+    case 1: { typedef int8_t T; statement; } break;               \
+    case 2: { typedef uint8_t T; statement; } break;              \
+    case 3: { typedef int16_t T; statement; } break;              \
+    case 4: { typedef int32_t T; statement; } break;              \
+    case 5: { typedef uint32_t T; statement; } break;             \
+    case 6: { typedef int64_t T; statement; } break;              \
+    case 7: { typedef uint64_t T; statement; } break;             \
+    case 8: { typedef ::iris::half T; statement; } break;         \
+    case 9: { typedef ::iris::bfloat16 T; statement; } break;     \
+    case 10: { typedef float T; statement; } break;               \
+    default: { typedef double T; statement; } break;              \
   }
-}
 
-enum Variant : int { one_shot = 0, two_shot, ring, atomic, spinlock, persistent, partitioned, push };
+// The same for collectives that only copy: T is the unsigned integer of the dtype's size.
+#define IRIS_CCL_FOR_SIZE(dtype, T, statement)                          \
+  switch (::iris::ccl::detail::dtype_size(dtype)) {                     \
+    case 1: { typedef uint8_t T; statement; } break;                    \
+    case 2: { typedef uint16_t T; statement; } break;                   \
+    case 4: { typedef uint32_t T; statement; } break;                   \
+    default: { typedef uint64_t T; statement; } break;                  \
+  }
+
+IRIS_DEVICE int dtype_size(int d) { return d <= 2 ? 1 : d == 3 || d == 8 || d == 9 ? 2 : d == 4 || d == 5 || d == 10 ? 4 : 8; }
+
+// Variant numbers, as Lua passes them (the order of variant_name).
+namespace variant {
+enum : int { one_shot = 0, two_shot, ring, atomic, spinlock, persistent, partitioned, push };
+}  // namespace variant
 
 // The lock of a tile: tiles share the rank's locks by index.
 IRIS_DEVICE uint32_t* lock_of(const Call& call, int64_t tile_index) {

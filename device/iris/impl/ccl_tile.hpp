@@ -38,23 +38,74 @@ IRIS_DEVICE T* on(const Team& team, T* p, int rank) {
   return ::iris::translate(p, team.rank(), rank, team.ctx.heap_bases);
 }
 
-// f = the tile of `src` reduced over the members, in member order (every rank that reduces the same
+// Member i, counting from this rank's own index: each rank starts its round of peers at a different
+// one, so they do not all hit the same rank at once.
+IRIS_DEVICE int rotated(const Team& team, int i) { return team.rank_of((team.index + i) % team.size); }
+
+// The same window over the elements' storage type (see storage in ccl_types.hpp).
+template <class T>
+IRIS_DEVICE View<const typename storage<T>::type> as_storage(const View<const T>& v) {
+  return View<const typename storage<T>::type>{reinterpret_cast<const typename storage<T>::type*>(v.ptr), v.rows, v.cols,
+                                               v.stride, v.chunk_step};
+}
+template <class T>
+IRIS_DEVICE View<typename storage<T>::type> as_storage(const View<T>& v) {
+  return View<typename storage<T>::type>{reinterpret_cast<typename storage<T>::type*>(v.ptr), v.rows, v.cols, v.stride,
+                                         v.chunk_step};
+}
+
+template <class S>
+IRIS_DEVICE bool same_view(const View<const S>& a, const View<S>& b) {
+  return a.ptr == b.ptr && (a.rows == 1 || a.stride == b.stride);
+}
+
+// Copies need no reduction: the identity transform.
+IRIS_DEVICE Reduction plain() { return Reduction{Base::sum, 0, false}; }
+
+// f = the units of `src` reduced over the members, in member order (every rank that reduces the same
 // tile gets the same bits).
-template <class T, int V>
-IRIS_DEVICE void reduce_members(Fragment<T, V>& f, const Team& team, SourceView<T> src, const Shape& s, Op op) {
+template <class S>
+IRIS_DEVICE void reduce_members(Fragment<S>& f, const Team& team, const View<const S>& src, Where w, const Shape& s,
+                                const Reduction& r) {
   for (int i = 0; i < team.size; ++i) {
-    const T* p = on(team, src.ptr, team.rank_of(i));
+    const S* p = on(team, src.ptr, team.rank_of(i));
     if (i == 0) {
-      f.load(p, src.stride, s);
+      f.load(p, w, s, r);
     } else {
-      f.combine_with(p, src.stride, s, op);
+      f.combine_with(p, w, s, r);
     }
   }
 }
 
-template <class T>
-IRIS_DEVICE bool same_view(const View<const T>& a, const View<T>& b) {
-  return a.ptr == b.ptr && (a.rows == 1 || a.stride == b.stride);
+// The tile of every member's `src`, reduced, into `dst` on `to_rank` (every member when to_rank < 0).
+template <class S>
+__device__ __noinline__ void reduce_to(Team team, Tile tile, View<const S> src, View<S> dst, int to_rank,
+                                       Reduction r) {
+  const Shape s = shape_of<S>(tile);
+  check_capacity<S>(s);
+  const Where to = where(dst, tile);
+  Fragment<S> f;
+  reduce_members(f, team, src, where(src, tile), s, r);
+  if (to_rank >= 0) {
+    f.store(on(team, dst.ptr, to_rank), to, s, r);
+  } else {
+    for (int i = 0; i < team.size; ++i) f.store(on(team, dst.ptr, rotated(team, i)), to, s, r);
+  }
+}
+
+// The tile of `src` on `from_rank` into `dst` on `to_rank` (every member but this rank when to_rank < 0).
+template <class S>
+__device__ __noinline__ void copy_to(Team team, Tile tile, View<const S> src, int from_rank, View<S> dst, int to_rank) {
+  const Shape s = shape_of<S>(tile);
+  check_capacity<S>(s);
+  const Where to = where(dst, tile);
+  Fragment<S> f;
+  f.load(on(team, src.ptr, from_rank), where(src, tile), s, plain());
+  if (to_rank >= 0) {
+    f.store(on(team, dst.ptr, to_rank), to, s, plain());
+  } else {
+    for (int i = 1; i < team.size; ++i) f.store(on(team, dst.ptr, rotated(team, i)), to, s, plain());
+  }
 }
 
 // Takes `lock` (0 free, 1 held) in whatever heap it is, bounded like wait_until.
@@ -75,9 +126,109 @@ IRIS_DEVICE void acquire_lock(uint32_t* lock) {
   }
 }
 
-// Member i, counting from this rank's own index: each rank starts its round of peers at a different
-// one, so they do not all hit the same rank at once.
-IRIS_DEVICE int rotated(const Team& team, int i) { return team.rank_of((team.index + i) % team.size); }
+
+template <class S, class Sync>
+__device__ __noinline__ void one_shot(Team team, Tile tile, View<const S> src, View<S> dst, Sync sync, Reduction r) {
+  publish(sync, kReady);
+  wait_members(team, sync, kReady);
+  const Shape s = shape_of<S>(tile);
+  check_capacity<S>(s);
+  Fragment<S> f;
+  reduce_members(f, team, src, where(src, tile), s, r);
+  if (same_view(src, dst)) {  // in place: written once every member has read this rank's copy
+    publish(sync, kStaged);
+    wait_members(team, sync, kStaged);
+  }
+  f.store(dst.ptr, where(dst, tile), s, r);
+}
+
+template <class S, class Sync>
+__device__ __noinline__ void ring(Team team, Tile tile, View<const S> src, View<S> dst, Sync sync, Reduction r) {
+  const int size = team.size;
+  const int owner = static_cast<int>(tile.index % size);
+  const int position = (team.index - owner - 1 + 2 * size) % size + 1;  // 1: starts, size: owns
+  const int pred = team.rank_of((team.index + size - 1) % size);
+  publish(sync, kReady);
+  if (size == 1) {
+    if (!same_view(src, dst)) copy_to(team, tile, src, team.rank(), dst, team.rank());
+    return;
+  }
+  if (position >= 2) {  // the partial comes around: the starter's input, then the others' outputs
+    wait_one(sync, pred, position == 2 ? kReady : kStaged);
+    const Shape s = shape_of<S>(tile);
+    check_capacity<S>(s);
+    const Where from = where(src, tile), to = where(dst, tile);
+    Fragment<S> f;
+    if (position == 2) {
+      f.load(on(team, src.ptr, pred), from, s, r);
+    } else {
+      f.load(on(team, const_cast<const S*>(dst.ptr), pred), to, s, r);
+    }
+    f.combine_with(src.ptr, from, s, r);
+    f.store(dst.ptr, to, s, r);
+    publish(sync, position == size ? kFinal : kStaged);
+  }
+  if (position < size) {  // then the final value
+    wait_one(sync, pred, kFinal);
+    copy_to(team, tile, View<const S>(dst), pred, dst, team.rank());
+    publish(sync, kFinal);
+  }
+}
+
+IRIS_DEVICE void take_lock(const Team& team, uint32_t* lock, int r) {
+  if (lock == nullptr) return;
+  if (thread_index() == 0) acquire_lock(on(team, lock, r));
+  __syncthreads();
+}
+
+IRIS_DEVICE void give_lock(const Team& team, uint32_t* lock, int r) {
+  if (lock == nullptr) return;
+  __syncthreads();  // the whole block's stores come before the release
+  if (thread_index() == 0) ::iris::detail::atomic_store(on(team, lock, r), 0u, release, sys);
+}
+
+// atomic (lock null) and spinlock: this rank's part goes into its own `dst` (kStaged), then into
+// every member's once that member's part is in place there: atomically, or under the member's lock
+// read, combined and written back. The part is held in registers from before kStaged, so in place
+// the members' additions never reach what this rank adds to the others.
+template <class S, class Sync>
+__device__ __noinline__ void into_peers(Team team, Tile tile, View<const S> src, View<S> dst, Sync sync,
+                                        uint32_t* lock, Reduction red) {
+  const Shape s = shape_of<S>(tile);
+  check_capacity<S>(s);
+  const Where to = where(dst, tile);
+  Fragment<S> mine;
+  mine.load(src.ptr, where(src, tile), s, red);
+  if (!same_view(src, dst)) mine.store(dst.ptr, to, s, red);
+  publish(sync, kStaged);
+  for (int i = 1; i < team.size; ++i) {
+    const int r = rotated(team, i);
+    S* theirs = on(team, dst.ptr, r);
+    wait_one(sync, r, kStaged);
+    if (lock == nullptr) {
+      mine.combine_atomically_into(theirs, to, s, red);
+    } else {
+      take_lock(team, lock, r);
+      Fragment<S> g;
+      g.load(theirs, to, s, red);
+      g.combine_with(mine, s, red);
+      g.store(theirs, to, s, red);
+      give_lock(team, lock, r);
+    }
+  }
+  publish(sync, kDone);
+  wait_members(team, sync, kDone);
+}
+
+template <class S, class Sync>
+__device__ __noinline__ void gather_all(Team team, Tile tile, View<const S> src, View<S> dst, Sync sync) {
+  publish(sync, kReady);
+  wait_members(team, sync, kReady);
+  copy_to(team, tile, src, team.rank(), dst.chunk(team.index), team.rank());
+  copy_to(team, tile, src, team.rank(), dst.chunk(team.index), -1);
+  publish(sync, kDone);
+  wait_members(team, sync, kDone);
+}
 
 }  // namespace detail
 
@@ -88,53 +239,24 @@ IRIS_DEVICE void ready(const Sync& sync) {
 
 template <class T>
 IRIS_DEVICE void reduce_tile(const Team& team, const Tile& tile, SourceView<T> src, View<T> dst, int to_rank, Op op) {
-  detail::check_capacity(tile);
-  detail::with_width<T>(tile, [&](auto w) {
-    constexpr int V = decltype(w)::value;
-    const detail::Shape s = detail::shape_of<V>(tile);
-    detail::Fragment<T, V> f;
-    detail::reduce_members(f, team, src, s, op);
-    f.store(detail::on(team, dst.ptr, to_rank), dst.stride, s);
-  }, src, dst);
+  detail::reduce_to(team, tile, detail::as_storage(src), detail::as_storage(dst), to_rank, detail::reduction<T>(op));
 }
 
 template <class T>
 IRIS_DEVICE void copy_tile(const Context& ctx, const Tile& tile, SourceView<T> src, int from_rank, View<T> dst,
                            int to_rank) {
-  detail::check_capacity(tile);
-  detail::with_width<T>(tile, [&](auto w) {
-    constexpr int V = decltype(w)::value;
-    const detail::Shape s = detail::shape_of<V>(tile);
-    detail::Fragment<T, V> f;
-    f.load(ctx.translate(src.ptr, from_rank), src.stride, s);
-    f.store(ctx.translate(dst.ptr, to_rank), dst.stride, s);
-  }, src, dst);
+  detail::copy_to(team(ctx), tile, detail::as_storage(src), from_rank, detail::as_storage(dst), to_rank);
 }
 
 template <class T, class Sync>
 IRIS_DEVICE void all_reduce_one_shot(const Team& team, const Tile& tile, SourceView<T> src, View<T> dst,
                                      const Sync& sync, Op op) {
-  detail::check_capacity(tile);
-  detail::publish(sync, kReady);
-  detail::wait_members(team, sync, kReady);
-  const bool in_place = detail::same_view(src, dst);
-  detail::with_width<T>(tile, [&](auto w) {
-    constexpr int V = decltype(w)::value;
-    const detail::Shape s = detail::shape_of<V>(tile);
-    detail::Fragment<T, V> f;
-    detail::reduce_members(f, team, src, s, op);
-    if (in_place) {  // nobody may still need this rank's input when it is overwritten
-      detail::publish(sync, kStaged);
-      detail::wait_members(team, sync, kStaged);
-    }
-    f.store(dst.ptr, dst.stride, s);
-  }, src, dst);
+  detail::one_shot(team, tile, detail::as_storage(src), detail::as_storage(dst), sync, detail::reduction<T>(op));
 }
 
 template <class T, class Sync>
 IRIS_DEVICE void all_reduce_two_shot(const Team& team, const Tile& tile, SourceView<T> src, View<T> dst,
                                      const Sync& sync, Op op) {
-  detail::check_capacity(tile);
   const int owner = team.rank_of(static_cast<int>(tile.index % team.size));
   if (owner != team.rank()) {
     detail::publish(sync, kReady);
@@ -142,143 +264,51 @@ IRIS_DEVICE void all_reduce_two_shot(const Team& team, const Tile& tile, SourceV
     return;
   }
   detail::wait_members(team, sync, kReady);
-  detail::with_width<T>(tile, [&](auto w) {
-    constexpr int V = decltype(w)::value;
-    const detail::Shape s = detail::shape_of<V>(tile);
-    detail::Fragment<T, V> f;
-    detail::reduce_members(f, team, src, s, op);
-    for (int i = 0; i < team.size; ++i) f.store(detail::on(team, dst.ptr, detail::rotated(team, i)), dst.stride, s);
-  }, src, dst);
+  detail::reduce_to(team, tile, detail::as_storage(src), detail::as_storage(dst), -1, detail::reduction<T>(op));
   detail::publish(sync, kDone);
 }
 
 template <class T, class Sync>
 IRIS_DEVICE void all_reduce_ring(const Team& team, const Tile& tile, SourceView<T> src, View<T> dst,
                                  const Sync& sync, Op op) {
-  detail::check_capacity(tile);
-  const int size = team.size;
-  const int owner = static_cast<int>(tile.index % size);
-  const int position = (team.index - owner - 1 + 2 * size) % size + 1;  // 1: starts, size: owns
-  const int pred = team.rank_of((team.index + size - 1) % size);
-  detail::publish(sync, kReady);
-  detail::with_width<T>(tile, [&](auto w) {
-    constexpr int V = decltype(w)::value;
-    const detail::Shape s = detail::shape_of<V>(tile);
-    detail::Fragment<T, V> f;
-    if (size == 1) {
-      f.load(src.ptr, src.stride, s);
-      f.store(dst.ptr, dst.stride, s);
-      return;
-    }
-    if (position >= 2) {  // the partial sum comes around: the starter's input, then the others' outputs
-      detail::wait_one(sync, pred, position == 2 ? kReady : kStaged);
-      if (position == 2) {
-        f.load(detail::on(team, src.ptr, pred), src.stride, s);
-      } else {
-        f.load(detail::on(team, const_cast<const T*>(dst.ptr), pred), dst.stride, s);
-      }
-      f.combine_with(src.ptr, src.stride, s, op);
-      f.store(dst.ptr, dst.stride, s);
-      detail::publish(sync, position == size ? kFinal : kStaged);
-    }
-    if (position < size) {  // then the final value
-      detail::wait_one(sync, pred, kFinal);
-      f.load(detail::on(team, const_cast<const T*>(dst.ptr), pred), dst.stride, s);
-      f.store(dst.ptr, dst.stride, s);
-      detail::publish(sync, kFinal);
-    }
-  }, src, dst);
+  detail::ring(team, tile, detail::as_storage(src), detail::as_storage(dst), sync, detail::reduction<T>(op));
 }
 
 template <class T, class Sync>
 IRIS_DEVICE void all_reduce_atomic(const Team& team, const Tile& tile, SourceView<T> src, View<T> dst,
                                    const Sync& sync, Op op) {
-  detail::check_capacity(tile);
-  const bool in_place = detail::same_view(src, dst);
-  detail::with_width<T>(tile, [&](auto w) {
-    constexpr int V = decltype(w)::value;
-    const detail::Shape s = detail::shape_of<V>(tile);
-    detail::Fragment<T, V> f;
-    f.load(src.ptr, src.stride, s);  // in place, peers add into it only after kStaged: it is read first
-    if (!in_place) f.store(dst.ptr, dst.stride, s);
-    detail::publish(sync, kStaged);
-    for (int i = 1; i < team.size; ++i) {
-      const int r = detail::rotated(team, i);
-      detail::wait_one(sync, r, kStaged);
-      f.combine_atomically_into(detail::on(team, dst.ptr, r), dst.stride, s, op);
-    }
-  }, src, dst);
-  detail::publish(sync, kDone);
-  detail::wait_members(team, sync, kDone);
+  detail::into_peers(team, tile, detail::as_storage(src), detail::as_storage(dst), sync, nullptr,
+                     detail::reduction<T>(op));
 }
 
 template <class T, class Sync>
 IRIS_DEVICE void all_reduce_spinlock(const Team& team, const Tile& tile, SourceView<T> src, View<T> dst,
                                      const Sync& sync, uint32_t* lock, Op op) {
-  detail::check_capacity(tile);
-  const bool in_place = detail::same_view(src, dst);
-  detail::with_width<T>(tile, [&](auto w) {
-    constexpr int V = decltype(w)::value;
-    const detail::Shape s = detail::shape_of<V>(tile);
-    detail::Fragment<T, V> mine, theirs;
-    mine.load(src.ptr, src.stride, s);
-    if (!in_place) mine.store(dst.ptr, dst.stride, s);
-    detail::publish(sync, kStaged);
-    for (int i = 1; i < team.size; ++i) {
-      const int r = detail::rotated(team, i);
-      detail::wait_one(sync, r, kStaged);
-      uint32_t* their_lock = detail::on(team, lock, r);
-      if (detail::thread_index() == 0) detail::acquire_lock(their_lock);
-      __syncthreads();
-      T* theirs_at = detail::on(team, dst.ptr, r);
-      theirs.load(theirs_at, dst.stride, s);
-      theirs.combine_with(mine, s, op);
-      theirs.store(theirs_at, dst.stride, s);
-      __syncthreads();  // the whole block's stores come before the release
-      if (detail::thread_index() == 0) ::iris::detail::atomic_store(their_lock, 0u, release, sys);
-    }
-  }, src, dst);
-  detail::publish(sync, kDone);
-  detail::wait_members(team, sync, kDone);
+  detail::into_peers(team, tile, detail::as_storage(src), detail::as_storage(dst), sync, lock,
+                     detail::reduction<T>(op));
 }
 
 template <class T, class Sync>
 IRIS_DEVICE void all_gather(const Team& team, const Tile& tile, SourceView<T> src, View<T> dst, const Sync& sync) {
-  detail::check_capacity(tile);
-  detail::publish(sync, kReady);
-  const View<T> mine = dst.chunk(team.index);
-  detail::with_width<T>(tile, [&](auto w) {
-    constexpr int V = decltype(w)::value;
-    const detail::Shape s = detail::shape_of<V>(tile);
-    detail::Fragment<T, V> f;
-    f.load(src.ptr, src.stride, s);
-    for (int i = 0; i < team.size; ++i) {
-      const int r = detail::rotated(team, i);
-      if (r != team.rank()) detail::wait_one(sync, r, kReady);
-      f.store(detail::on(team, mine.ptr, r), mine.stride, s);
-    }
-  }, src, mine);
-  detail::publish(sync, kDone);
-  detail::wait_members(team, sync, kDone);
+  detail::gather_all(team, tile, detail::as_storage(src), detail::as_storage(dst), sync);
 }
 
 template <class T, class Sync>
 IRIS_DEVICE void gather(const Team& team, const Tile& tile, SourceView<T> src, int from_rank, View<T> dst,
                         const Sync& sync) {
   if (from_rank != team.rank()) detail::wait_one(sync, from_rank, kReady);
-  copy_tile(team.ctx, tile, src, from_rank, dst, team.rank());
+  detail::copy_to(team, tile, detail::as_storage(src), from_rank, detail::as_storage(dst), team.rank());
 }
 
 template <class T, class Sync>
 IRIS_DEVICE void all_to_all(const Team& team, const Tile& tile, SourceView<T> src, View<T> dst, const Sync& sync) {
-  detail::check_capacity(tile);
   detail::publish(sync, kReady);
-  const View<T> mine = dst.chunk(team.index);
+  detail::wait_members(team, sync, kReady);
+  const auto from = detail::as_storage(src);
+  const auto mine = detail::as_storage(dst).chunk(team.index);
   for (int i = 0; i < team.size; ++i) {
     const int j = (team.index + i) % team.size;
-    const int r = team.rank_of(j);
-    if (r != team.rank()) detail::wait_one(sync, r, kReady);
-    copy_tile(team.ctx, tile, src.chunk(j), team.rank(), mine, r);
+    detail::copy_to(team, tile, from.chunk(j), team.rank(), mine, team.rank_of(j));
   }
   detail::publish(sync, kDone);
   detail::wait_members(team, sync, kDone);
@@ -289,7 +319,8 @@ IRIS_DEVICE void reduce_scatter(const Team& team, const Tile& tile, SourceView<T
                                 const Sync& sync, Op op) {
   detail::publish(sync, kReady);
   detail::wait_members(team, sync, kReady);
-  reduce_tile(team, tile, src.chunk(team.index), dst, team.rank(), op);
+  detail::reduce_to(team, tile, detail::as_storage(src).chunk(team.index), detail::as_storage(dst), team.rank(),
+                        detail::reduction<T>(op));
 }
 
 }  // namespace ccl

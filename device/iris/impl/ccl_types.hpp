@@ -1,4 +1,4 @@
-// Views, tiles, teams, the reduction operators and TileFlags (ccl.hpp documents them).
+// Views, tiles, teams, TileFlags, and how elements are combined (ccl.hpp documents them).
 #ifndef IRIS_IMPL_CCL_TYPES_HPP
 #define IRIS_IMPL_CCL_TYPES_HPP
 
@@ -47,113 +47,219 @@ IRIS_DEVICE void TileFlags::publish(int step) const {
 }
 
 IRIS_DEVICE void TileFlags::wait(int rank, int step) const {
-  ::iris::detail::wait_for(ctx.translate(flags + index, rank), Cmp::ge, epoch * 8 + static_cast<uint64_t>(step), acquire, sys,
-                   "iris::ccl tile flag");
+  ::iris::detail::wait_for(ctx.translate(flags + index, rank), Cmp::ge, epoch * 8 + static_cast<uint64_t>(step), acquire,
+                           sys, "iris::ccl tile flag");
 }
 
 namespace detail {
 
 using ::iris::detail::is_same;
 
-// The type a reduction accumulates in: float for the 16-bit floats, the type itself otherwise.
-template <class T> struct accumulator { typedef T type; };
-template <> struct accumulator< ::iris::half> { typedef float type; };
-template <> struct accumulator< ::iris::bfloat16> { typedef float type; };
-
 template <class T> struct remove_const { typedef T type; };
 template <class T> struct remove_const<const T> { typedef T type; };
+
+// ---- storage types ---------------------------------------------------------------------------------
+// The code that moves and combines elements is compiled once per storage type: integers of one size
+// share it whatever their signedness (and bool is a byte), floats have their own. Each collective is
+// instantiated for every dtype, so this is most of what the run-time compilers spend their time on.
+template <int Bytes> struct unsigned_of;
+template <> struct unsigned_of<1> { typedef uint8_t type; };
+template <> struct unsigned_of<2> { typedef uint16_t type; };
+template <> struct unsigned_of<4> { typedef uint32_t type; };
+template <> struct unsigned_of<8> { typedef uint64_t type; };
+
+template <class T> struct integer_info { static constexpr bool integer = false, is_signed = false; };
+#define IRIS_CCL_INTEGER(T, S)                     \
+  template <> struct integer_info<T> {             \
+    static constexpr bool integer = true;          \
+    static constexpr bool is_signed = S;           \
+  };
+IRIS_CCL_INTEGER(bool, false)
+IRIS_CCL_INTEGER(char, (static_cast<char>(-1) < 0))
+IRIS_CCL_INTEGER(signed char, true)
+IRIS_CCL_INTEGER(unsigned char, false)
+IRIS_CCL_INTEGER(short, true)
+IRIS_CCL_INTEGER(unsigned short, false)
+IRIS_CCL_INTEGER(int, true)
+IRIS_CCL_INTEGER(unsigned int, false)
+IRIS_CCL_INTEGER(long, true)
+IRIS_CCL_INTEGER(unsigned long, false)
+IRIS_CCL_INTEGER(long long, true)
+IRIS_CCL_INTEGER(unsigned long long, false)
+#undef IRIS_CCL_INTEGER
+
+template <class T, bool Integer = integer_info<T>::integer> struct storage { typedef T type; };
+template <class T> struct storage<T, true> { typedef typename unsigned_of<sizeof(T)>::type type; };
 
 template <class T> struct is_float_type {
   static constexpr bool value = is_same<T, float>::value || is_same<T, double>::value;
 };
 
-// The unsigned type of T's size, for wrapping integer arithmetic (no signed overflow).
-template <class T> struct wrap_type { typedef typename ::iris::detail::uint_of_size<sizeof(T) < 4 ? 4 : sizeof(T)>::type type; };
+// The type a reduction accumulates in: float for the 16-bit floats, the storage type otherwise.
+template <class S> struct accumulator { typedef S type; };
+template <> struct accumulator< ::iris::half> { typedef float type; };
+template <> struct accumulator< ::iris::bfloat16> { typedef float type; };
+
+// ---- reductions ------------------------------------------------------------------------------------
+// Every Op is one of five base operations on transformed values: max is min of the order reversed
+// (integers: x ^ ~0, floats: -x), bor is band of the complements, signed integers compare as unsigned
+// ones with the sign bit flipped. The transform is applied to each value read and undone on each
+// value written, so the combining code has few cases. bool (0 or 1): sum and max are or, prod and min
+// are and.
+enum class Base : int { sum, prod, min, band, bxor };
+
+struct Reduction {
+  Base base;
+  uint64_t mask;  // integers: x ^ mask both ways
+  bool negate;    // floats: -x both ways
+};
+
+template <class T>
+IRIS_DEVICE Reduction reduction(Op op) {
+  typedef typename remove_const<T>::type E;
+  Reduction r{Base::sum, 0, false};
+  if constexpr (integer_info<E>::integer) {
+    const uint64_t ones = sizeof(E) == 8 ? ~0ull : (1ull << (8 * sizeof(E))) - 1ull;
+    const uint64_t sign = integer_info<E>::is_signed ? 1ull << (8 * sizeof(E) - 1) : 0ull;
+    if (is_same<E, bool>::value) {
+      if (op == Op::sum || op == Op::max) op = Op::bor;
+      if (op == Op::prod || op == Op::min) op = Op::band;
+    }
+    switch (op) {
+      case Op::prod: r.base = Base::prod; break;
+      case Op::min: r.base = Base::min; r.mask = sign; break;
+      case Op::max: r.base = Base::min; r.mask = ones ^ sign; break;
+      case Op::band: r.base = Base::band; break;
+      case Op::bor: r.base = Base::band; r.mask = ones; break;
+      case Op::bxor: r.base = Base::bxor; break;
+      default: break;
+    }
+  } else {
+    switch (op) {
+      case Op::prod: r.base = Base::prod; break;
+      case Op::min: r.base = Base::min; break;
+      case Op::max: r.base = Base::min; r.negate = true; break;
+      default: break;
+    }
+  }
+  return r;
+}
 
 template <class A>
-IRIS_DEVICE A combine(A a, A b, Op op) {
-  if constexpr (is_same<A, bool>::value) {
-    switch (op) {
-      case Op::prod: case Op::min: case Op::band: return a && b;
-      case Op::bxor: return a != b;
-      default: return a || b;
-    }
-  } else if constexpr (is_float_type<A>::value) {
-    switch (op) {
-      case Op::prod: return a * b;
+IRIS_DEVICE A transform(A x, const Reduction& r) {
+  if constexpr (is_float_type<A>::value) {
+    return r.negate ? -x : x;
+  } else {
+    return static_cast<A>(x ^ static_cast<A>(r.mask));
+  }
+}
+
+// a (op) b on transformed values. Integers are unsigned here, so sums and products wrap.
+template <class A>
+IRIS_DEVICE A combine(A a, A b, Base base) {
+  if constexpr (is_float_type<A>::value) {
+    switch (base) {
+      case Base::prod: return a * b;
       // b when it is smaller or NaN; a stays when a is NaN (the comparison fails): NaN wins either way.
-      case Op::min: return (b < a || b != b) ? b : a;
-      case Op::max: return (b > a || b != b) ? b : a;
+      case Base::min: return (b < a || b != b) ? b : a;
       default: return a + b;
     }
   } else {
-    typedef typename wrap_type<A>::type U;
-    switch (op) {
-      case Op::prod: return static_cast<A>(static_cast<U>(a) * static_cast<U>(b));
-      case Op::min: return b < a ? b : a;
-      case Op::max: return b > a ? b : a;
-      case Op::band: return static_cast<A>(a & b);
-      case Op::bor: return static_cast<A>(a | b);
-      case Op::bxor: return static_cast<A>(a ^ b);
-      default: return static_cast<A>(static_cast<U>(a) + static_cast<U>(b));
+    switch (base) {
+      case Base::prod: return static_cast<A>(a * b);
+      case Base::min: return b < a ? b : a;
+      case Base::band: return static_cast<A>(a & b);
+      case Base::bxor: return static_cast<A>(a ^ b);
+      default: return static_cast<A>(a + b);
     }
   }
 }
 
-template <class A, class T>
-IRIS_DEVICE A to_accumulator(T x) {
-  if constexpr (is_same<A, bool>::value) {
+// a[j] = a[j] (op) b[j] for the V values of a unit: the choice of operation is made once per unit,
+// not once per element (less code for the compilers, fewer branches on the device).
+template <class A, int V>
+IRIS_DEVICE void combine_unit(A (&a)[V], const A (&b)[V], Base base) {
+  switch (base) {
+    case Base::prod:
+#pragma unroll
+      for (int j = 0; j < V; ++j) a[j] = combine(a[j], b[j], Base::prod);
+      break;
+    case Base::min:
+#pragma unroll
+      for (int j = 0; j < V; ++j) a[j] = combine(a[j], b[j], Base::min);
+      break;
+    case Base::band:
+#pragma unroll
+      for (int j = 0; j < V; ++j) a[j] = combine(a[j], b[j], Base::band);
+      break;
+    case Base::bxor:
+#pragma unroll
+      for (int j = 0; j < V; ++j) a[j] = combine(a[j], b[j], Base::bxor);
+      break;
+    default:
+#pragma unroll
+      for (int j = 0; j < V; ++j) a[j] = combine(a[j], b[j], Base::sum);
+      break;
+  }
+}
+
+template <class A, class S>
+IRIS_DEVICE A to_accumulator(S x) {
+  if constexpr (is_same<A, S>::value) {
     return x;
   } else {
     return static_cast<A>(x);
   }
 }
 
-template <class T, class A>
-IRIS_DEVICE T from_accumulator(A x) {
-  if constexpr (is_same<T, A>::value) {
+template <class S, class A>
+IRIS_DEVICE S from_accumulator(A x) {
+  if constexpr (is_same<S, A>::value) {
     return x;
   } else {
-    return static_cast<T>(x);
+    return static_cast<S>(x);
   }
 }
 
-// *p = combine(*p, v) atomically in whatever heap p points into (release/acquire, system scope). Native
-// where the platform has the operation; otherwise compare-and-swap on the value, or on the aligned
-// 4-byte word holding a 1- or 2-byte value.
-template <class T>
-IRIS_DEVICE void atomic_combine(T* p, T v, Op op) {
+// *p = (*p op v) atomically in whatever heap p points into (acq_rel, system scope); v is a plain
+// (untransformed) value. Native where the platform has the operation; otherwise compare-and-swap on the
+// value, or on the aligned 4-byte word holding a 1- or 2-byte value. Out of line: one copy per storage
+// type, not one per element of every unrolled loop that calls it.
+template <class S>
+__device__ __noinline__ void atomic_combine(S* p, S v, Reduction r) {
   using namespace ::iris::detail;
-  if constexpr (atomic_int<T>::value) {
-    typedef typename canonical_int<T>::type C;
-    C* q = reinterpret_cast<C*>(p);
-    typedef typename uint_of_size<sizeof(T)>::type U;
-    switch (op) {
-      case Op::sum: add(q, static_cast<C>(v), acq_rel, sys); return;
-      case Op::min: min_max<C, false>(q, static_cast<C>(v), acq_rel, sys); return;
-      case Op::max: min_max<C, true>(q, static_cast<C>(v), acq_rel, sys); return;
-      case Op::band: fetch_and(reinterpret_cast<U*>(p), static_cast<U>(v), acq_rel, sys); return;
-      case Op::bor: fetch_or(reinterpret_cast<U*>(p), static_cast<U>(v), acq_rel, sys); return;
-      case Op::bxor: fetch_xor(reinterpret_cast<U*>(p), static_cast<U>(v), acq_rel, sys); return;
-      default: break;
-    }
-  } else if constexpr (is_float32_64<T>::value) {
-    if (op == Op::sum) {
-      add(p, v, acq_rel, sys);
+  if constexpr (sizeof(S) >= 4 && integer_info<S>::integer) {
+    typedef typename uint_of_size<sizeof(S)>::type U;  // the platform primitives' own spelling
+    U* q = reinterpret_cast<U*>(p);
+    if (r.mask == 0) {
+      switch (r.base) {
+        case Base::sum: add(q, static_cast<U>(v), acq_rel, sys); return;
+        case Base::band: fetch_and(q, static_cast<U>(v), acq_rel, sys); return;
+        case Base::bxor: fetch_xor(q, static_cast<U>(v), acq_rel, sys); return;
+        default: break;
+      }
+    } else if (r.base == Base::band && r.mask == static_cast<S>(~S{0})) {  // bor
+      fetch_or(q, static_cast<U>(v), acq_rel, sys);
       return;
     }
-  } else if constexpr (is_float16<T>::value) {
-    if (op == Op::sum) {
-      add16(p, v, acq_rel, sys);
+  } else if constexpr (is_float32_64<S>::value || is_float16<S>::value) {
+    if (r.base == Base::sum) {
+      if constexpr (is_float16<S>::value) {
+        add16(p, v, acq_rel, sys);
+      } else {
+        add(p, v, acq_rel, sys);
+      }
       return;
     }
   }
-  typedef typename accumulator<T>::type A;
-  const A operand = to_accumulator<A>(v);
-  auto apply = [operand, op](T x) { return from_accumulator<T>(combine(to_accumulator<A>(x), operand, op)); };
-  if constexpr (sizeof(T) >= 4) {
+  typedef typename accumulator<S>::type A;
+  const A operand = transform(to_accumulator<A>(v), r);
+  auto apply = [operand, r](S x) {
+    return from_accumulator<S>(transform(combine(transform(to_accumulator<A>(x), r), operand, r.base), r));
+  };
+  if constexpr (sizeof(S) >= 4) {
     cas_loop(p, apply, acq_rel, sys);
-  } else if constexpr (sizeof(T) == 2) {
+  } else if constexpr (sizeof(S) == 2) {
     cas_loop16(p, apply, acq_rel, sys);
   } else {
     // A byte: through the aligned word holding it; the other three bytes are written back unchanged.
@@ -162,8 +268,8 @@ IRIS_DEVICE void atomic_combine(T* p, T v, Op op) {
     const unsigned int shift = static_cast<unsigned int>(address & 3) * 8;
     unsigned int old = atomic_load(word, relaxed, sys);
     for (;;) {
-      const T current = bit_cast<T>(static_cast<unsigned char>((old >> shift) & 0xffu));
-      const unsigned int next = bit_cast<unsigned char>(apply(current));
+      const S current = static_cast<S>((old >> shift) & 0xffu);
+      const unsigned int next = apply(current);
       const unsigned int desired = (old & ~(0xffu << shift)) | (next << shift);
       const unsigned int seen = cas(word, old, desired, acq_rel, sys);
       if (seen == old) return;

@@ -28,9 +28,10 @@ local VARIANTS = {
 
 local MAX_RANKS = 64    -- the state's slots per peer (IRIS_CCL_STATE_BYTES)
 local MAX_BLOCKS = 512  -- progress slots
-local ELEMENTS_PER_THREAD = 32
-local MAX_THREADS = 512 -- registers: 32 accumulators of up to 8 bytes per thread
-local MAX_TILE = ELEMENTS_PER_THREAD * MAX_THREADS
+local MAX_THREADS = 1024
+-- A block holds a tile in registers (device/iris/impl/ccl_fragment.hpp): units of 16 bytes (shorter at
+-- row ends), 8 elements per thread (one unit for 1-byte types).
+local UNIT_BYTES, TILE_ELEMENTS_PER_THREAD = 16, 8
 local DEFAULT_BLOCK_M, DEFAULT_BLOCK_N = 32, 64
 
 local OPTIONS = { op = true, variant = true, dim = true, group = true, async = true, block_m = true, block_n = true,
@@ -170,12 +171,8 @@ local function read_options(what, collective, opts, dt, reducing)
     errors.raise("invalid_argument", "%s: async must be true or false, got %s", what, describe(opts.async))
   end
   o.async = opts.async or false
-  o.block_m = opts.block_m and positive_integer(what, "block_m", opts.block_m, MAX_TILE) or DEFAULT_BLOCK_M
-  o.block_n = opts.block_n and positive_integer(what, "block_n", opts.block_n, MAX_TILE) or DEFAULT_BLOCK_N
-  if o.block_m * o.block_n > MAX_TILE then
-    errors.raise("invalid_argument", "%s: tiles of block_m x block_n = %d x %d elements are too large: at most %d "
-      .. "(%d per thread of a %d-thread block)", what, o.block_m, o.block_n, MAX_TILE, ELEMENTS_PER_THREAD, MAX_THREADS)
-  end
+  o.block_m = opts.block_m and positive_integer(what, "block_m", opts.block_m, 65535) or DEFAULT_BLOCK_M
+  o.block_n = opts.block_n and positive_integer(what, "block_n", opts.block_n, 65535) or DEFAULT_BLOCK_N
   o.blocks = opts.blocks and positive_integer(what, "blocks", opts.blocks, MAX_BLOCKS)
   o.group = opts.group
   return o
@@ -237,9 +234,18 @@ end
 
 -- ---- launching -------------------------------------------------------------------------------------------
 
-local function threads_for(tile_elements)
-  local threads = math.ceil(tile_elements / ELEMENTS_PER_THREAD / 32) * 32
-  return math.max(32, math.min(threads, MAX_THREADS))
+-- Threads for a block to hold a bm x bn tile of `dt`, or an error saying the tile is too large.
+local function threads_for(what, bm, bn, dt)
+  local per_unit = UNIT_BYTES / dt.size
+  local units_per_thread = math.max(1, TILE_ELEMENTS_PER_THREAD / per_unit)
+  local units = bm * math.ceil(bn / per_unit)
+  local threads = math.ceil(units / units_per_thread / 32) * 32
+  if threads > MAX_THREADS then
+    errors.raise("invalid_argument", "%s: tiles of %d x %d %s elements are too large: a block holds a tile in "
+      .. "registers, %d elements per thread of at most %d threads", what, bm, bn, dt.name,
+      units_per_thread * per_unit, MAX_THREADS)
+  end
+  return math.max(32, threads)
 end
 
 -- The tile shape of a view: a 1-row view is tiled in runs of block_m * block_n elements.
@@ -316,7 +322,7 @@ function M.new(ctx)
     local tiles = tiles_of(rows, cols, bm, bn)
     local work = variant == "two_shot" and math.ceil(tiles / g.size) or tiles
     local grid = math.max(1, math.min(blocks, work))
-    local threads = threads_for(bm * bn)
+    local threads = threads_for(what, bm, bn, dt)
     log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
     launch(what, module("all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
       DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, state.seq + 1, o.async, ctx)
@@ -378,7 +384,7 @@ function M.new(ctx)
     if variant == "partitioned" then
       grid = g.size * math.max(1, math.min(math.floor(blocks / g.size), tiles, math.floor(MAX_BLOCKS / g.size)))
     end
-    local threads = threads_for(bm * bn)
+    local threads = threads_for(what, bm, bn, dt)
     log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
     launch(what, module("all_gather").ccl_all_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
       v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, VARIANT_CODE[variant], g.lo, g.hi,
@@ -402,7 +408,7 @@ function M.new(ctx)
     check_apart(what, out, inp, out._offset == own and (v.rows == 1 or v.plain_stride == v.chunked_stride))
     local bm, bn = tiling(o, v.rows)
     local grid = math.max(1, math.min(blocks, tiles_of(v.rows, v.cols, bm, bn)))
-    local threads = threads_for(bm * bn)
+    local threads = threads_for(what, bm, bn, dt)
     log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
     launch(what, module("reduce_scatter").ccl_reduce_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
       v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, OP_CODE[o.op], g.lo, g.hi, state.seq + 1,
@@ -445,7 +451,7 @@ function M.new(ctx)
     end
     local bm, bn = tiling(o, rows)
     local grid = math.max(1, math.min(blocks, tiles_of(rows, cols, bm, bn)))
-    local threads = threads_for(bm * bn)
+    local threads = threads_for(what, bm, bn, dt)
     log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
     launch(what, module("all_to_all").ccl_all_to_all, grid, threads, inp, out, rows, cols, in_stride, out_stride, in_step,
       out_step, bm, bn, DTYPE_CODE[dt.name], o.dim, g.lo, g.hi, state.seq + 1, ctx)
@@ -477,7 +483,7 @@ function M.new(ctx)
     end
     local bm, bn = tiling(o, rows)
     local grid = math.max(1, math.min(blocks, tiles_of(rows, cols, bm, bn)))
-    local threads = threads_for(bm * bn)
+    local threads = threads_for(what, bm, bn, dt)
     log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
     launch(what, module("broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
       g.lo, g.hi, state.seq + 1, ctx)
