@@ -41,8 +41,7 @@ __global__ void ccl_all_gather(const void* inp, void* out, long rows, long cols,
                            uint32_t group_lo, uint32_t group_hi, uint64_t seq, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
   const detail::Call call = detail::make_call(ctx, "ctx.ccl.all_gather", detail::all_gather_call, group, seq, variant,
-                                              dtype, 0, 0, rows * cols, rows, dim, block_m, block_n, inp, out,
-                                              in_stride, out_stride);
+                                              dtype, 0, 0, rows * cols, rows, dim, block_m, block_n, {out, out_stride}, {nullptr, 0});
   call.begin();
   IRIS_CCL_FOR_SIZE(dtype, T, run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, chunk_step, block_m, block_n, variant))
   call.end(true);  // this rank's out is complete once every member delivered

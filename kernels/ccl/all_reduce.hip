@@ -45,8 +45,7 @@ __global__ void ccl_all_reduce(const void* inp, void* out, long rows, long cols,
                            bool async, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
   const detail::Call call = detail::make_call(ctx, "ctx.ccl.all_reduce", detail::all_reduce_call, group, seq, variant,
-                                              dtype, op, 0, rows * cols, rows, 1, block_m, block_n, inp, out,
-                                              in_stride, out_stride);
+                                              dtype, op, 0, rows * cols, rows, 1, block_m, block_n, {inp, in_stride}, {out, out_stride});
   call.begin();
   IRIS_CCL_FOR_DTYPE(dtype, T, run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, block_m, block_n, static_cast<Op>(op), variant))
   const bool output_is_local = variant == detail::variant::one_shot || variant == detail::variant::ring;

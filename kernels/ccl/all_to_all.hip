@@ -28,7 +28,7 @@ __global__ void ccl_all_to_all(const void* inp, void* out, long rows, long cols,
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
   const detail::Call call = detail::make_call(ctx, "ctx.ccl.all_to_all", detail::all_to_all_call, group, seq,
                                               detail::variant::push, dtype, 0, 0, rows * cols * __popcll(group), rows, dim,
-                                              block_m, block_n, inp, out, in_stride, out_stride);
+                                              block_m, block_n, {out, out_stride}, {nullptr, 0});
   call.begin();
   IRIS_CCL_FOR_SIZE(dtype, T, run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, in_chunk_step, out_chunk_step, block_m, block_n))
   call.end(true);  // this rank's out is complete once every member delivered

@@ -27,7 +27,7 @@ __global__ void ccl_broadcast(void* data, long rows, long cols, long stride, int
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
   const detail::Call call = detail::make_call(ctx, "ctx.ccl.broadcast", detail::broadcast_call, group, seq,
                                               detail::variant::push, dtype, 0, root, rows * cols, rows, 1, block_m, block_n,
-                                              data, data, stride, stride);
+                                              {data, stride}, {nullptr, 0});
   call.begin();
   IRIS_CCL_FOR_SIZE(dtype, T, run<T>(call, static_cast<T*>(data), rows, cols, stride, block_m, block_n, root))
   call.end(call.team.rank() != root);  // the root's t is not touched by anyone; the others' is by the root

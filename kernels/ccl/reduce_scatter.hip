@@ -29,7 +29,7 @@ __global__ void ccl_reduce_scatter(const void* inp, void* out, long rows, long c
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
   const detail::Call call = detail::make_call(ctx, "ctx.ccl.reduce_scatter", detail::reduce_scatter_call, group, seq,
                                               detail::variant::two_shot, dtype, op, 0, rows * cols * __popcll(group), rows, dim,
-                                              block_m, block_n, inp, out, in_stride, out_stride);
+                                              block_m, block_n, {inp, in_stride}, {nullptr, 0});
   call.begin();
   IRIS_CCL_FOR_DTYPE(dtype, T, run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, chunk_step, block_m, block_n, static_cast<Op>(op)))
   call.end(!async);

@@ -136,7 +136,7 @@ __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const
     if (!first) text.put(", ");
     first = false;
   };
-  if (((d.kind ^ other.kind) >> 8 & 0xff) != 0) {
+  if (((d.kind ^ other.kind) >> 8 & 0xff) != 0 && collective == (other.kind & 0xff)) {
     next();
     text.put("variant ");
     text.put(variant_name(variant));
@@ -162,7 +162,11 @@ __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const
     text.put(static_cast<uint64_t>(d.grid >> 8));
     text.put(" blocks");
   }
-  if (d.layout != other.layout) {
+  // Different tensors matter only when nothing else explains the difference.
+  const bool otherwise_same = d.count == other.count && d.rows == other.rows && d.group == other.group &&
+                              d.kind == other.kind && d.root == other.root && d.tiling == other.tiling &&
+                              d.grid == other.grid;
+  if (d.layout != other.layout && otherwise_same) {
     next();
     text.put("other tensors: pass the same heap tensors on every rank");
   }
@@ -346,12 +350,19 @@ struct Call {
   }
 };
 
-// Sets up the call: the members, this rank's descriptor (the layout hash from the tensors' heap
-// offsets and strides, the same on every rank for the same tensors).
+// A tensor the peers reach in this rank's heap: it must be the same tensor (offset and row stride)
+// on every rank. Tensors only this rank touches may differ (an all_gather's input may be the rank's
+// own chunk of the output).
+struct Shared {
+  const void* ptr;
+  int64_t stride;
+};
+
+// Sets up the call: the members, this rank's descriptor (the layout hash from the shared tensors' heap
+// offsets and strides).
 IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int collective, uint64_t group, uint64_t seq,
                            int variant, int dtype, int op, int root, uint64_t count, uint64_t rows, int dim,
-                           int block_m, int block_n, const void* inp, const void* out, int64_t in_stride,
-                           int64_t out_stride) {
+                           int block_m, int block_n, Shared a, Shared b) {
   Call c;
   c.team = team(ctx, group);
   const uintptr_t base = static_cast<uintptr_t>(ctx.heap_bases[ctx.rank]);
@@ -364,11 +375,12 @@ IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int collective,
   d.count = count;
   d.rows = rows;
   d.group = group;
-  uint64_t h = mix(0, reinterpret_cast<uintptr_t>(inp) - base);
-  h = mix(h, reinterpret_cast<uintptr_t>(out) - base);
-  if (rows > 1) {  // a single row has no stride to speak of
-    h = mix(h, static_cast<uint64_t>(in_stride));
-    h = mix(h, static_cast<uint64_t>(out_stride));
+  uint64_t h = 0;
+  const Shared shared[2] = {a, b};
+  for (const Shared& t : shared) {
+    if (t.ptr == nullptr) continue;
+    h = mix(h, reinterpret_cast<uintptr_t>(t.ptr) - base);
+    if (rows > 1) h = mix(h, static_cast<uint64_t>(t.stride));  // a single row has no stride to speak of
   }
   d.layout = h;
   d.kind = static_cast<uint32_t>(collective) | static_cast<uint32_t>(variant) << 8 |
