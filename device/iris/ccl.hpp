@@ -20,6 +20,8 @@
 //   sync.publish(step)      one thread, after __syncthreads(): "this rank has done `step` of this
 //                           tile" (release, system scope: it covers everything the block did before)
 //   sync.wait(rank, step)   one thread: until `rank` published `step` of this tile (acquire, bounded)
+//   sync.active(step)       whether the step is published and waited for at all (the host collectives
+//                           order kReady and kDone by other means: their steps cost nothing)
 // Steps: kReady (the caller's input tile is written, and its output tile may be written by peers),
 // kStaged (a middle step: read done, partial or own part in place), kFinal (ring: final value in
 // place), kDone (everything this rank does to the peers' memory for this tile is finished).
@@ -110,6 +112,7 @@ struct TileFlags {
   uint64_t epoch;
   Context ctx;
 
+  IRIS_DEVICE bool active(int) const { return true; }
   IRIS_DEVICE void publish(int step) const;
   IRIS_DEVICE void wait(int rank, int step) const;
 };

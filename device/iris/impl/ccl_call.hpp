@@ -400,12 +400,11 @@ struct CallSync {
   uint64_t ordinal;
 
   IRIS_DEVICE uint64_t value(uint64_t seq, int step) const { return seq << 32 | (ordinal * 4 + static_cast<uint64_t>(step)); }
+  IRIS_DEVICE bool active(int step) const { return step != kReady && step != kDone; }
   IRIS_DEVICE void publish(int step) const {
-    if (step == kReady || step == kDone) return;
     ::iris::detail::atomic_store(&call->state->progress[blockIdx.x], value(call->seq, step), release, sys);
   }
   IRIS_DEVICE void wait(int rank, int step) const {
-    if (step == kReady || step == kDone) return;
     const uint64_t* slot = &call->state_of(rank)->progress[blockIdx.x];
     ::iris::detail::wait_for(slot, Cmp::ge, value(call->seq_of(rank), step), acquire, sys, call->name);
   }

@@ -7,8 +7,10 @@ namespace ccl {
 namespace detail {
 
 // The block's writes (and reads) so far are covered by one thread's release.
+// Steps a Sync does not need (active() false) cost no barrier either.
 template <class Sync>
 IRIS_DEVICE void publish(const Sync& sync, int step) {
+  if (!sync.active(step)) return;
   __syncthreads();
   if (thread_index() == 0) sync.publish(step);
 }
@@ -16,6 +18,7 @@ IRIS_DEVICE void publish(const Sync& sync, int step) {
 // Until every other member published `step`; the block goes on together.
 template <class Sync>
 IRIS_DEVICE void wait_members(const Team& team, const Sync& sync, int step) {
+  if (!sync.active(step)) return;
   for (int i = thread_index(); i < team.size; i += thread_count()) {
     const int r = team.rank_of(i);
     if (r != team.rank()) sync.wait(r, step);
@@ -25,6 +28,7 @@ IRIS_DEVICE void wait_members(const Team& team, const Sync& sync, int step) {
 
 template <class Sync>
 IRIS_DEVICE void wait_one(const Sync& sync, int rank, int step) {
+  if (!sync.active(step)) return;
   if (thread_index() == 0) sync.wait(rank, step);
   __syncthreads();
 }

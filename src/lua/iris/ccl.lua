@@ -32,7 +32,9 @@ local MAX_THREADS = 1024
 -- A block holds a tile in registers (device/iris/impl/ccl_fragment.hpp): units of 16 bytes (shorter at
 -- row ends), 8 elements per thread (one unit for 1-byte types).
 local UNIT_BYTES, TILE_ELEMENTS_PER_THREAD = 16, 8
-local DEFAULT_BLOCK_M, DEFAULT_BLOCK_N = 32, 64
+-- Default tiles: Iris's 32 x 64 on GPUs; on the cpu backend, where every thread of a block costs a fiber
+-- switch at each barrier, 256 elements (32 threads).
+local DEFAULT_TILE = { gpu = { 32, 64 }, cpu = { 8, 32 } }
 
 local OPTIONS = { op = true, variant = true, dim = true, group = true, async = true, block_m = true, block_n = true,
   blocks = true }
@@ -171,8 +173,8 @@ local function read_options(what, collective, opts, dt, reducing)
     errors.raise("invalid_argument", "%s: async must be true or false, got %s", what, describe(opts.async))
   end
   o.async = opts.async or false
-  o.block_m = opts.block_m and positive_integer(what, "block_m", opts.block_m, 65535) or DEFAULT_BLOCK_M
-  o.block_n = opts.block_n and positive_integer(what, "block_n", opts.block_n, 65535) or DEFAULT_BLOCK_N
+  o.block_m = opts.block_m and positive_integer(what, "block_m", opts.block_m, 65535)
+  o.block_n = opts.block_n and positive_integer(what, "block_n", opts.block_n, 65535)
   o.blocks = opts.blocks and positive_integer(what, "blocks", opts.blocks, MAX_BLOCKS)
   o.group = opts.group
   return o
@@ -248,20 +250,8 @@ local function threads_for(what, bm, bn, dt)
   return math.max(32, threads)
 end
 
--- The tile shape of a view: a 1-row view is tiled in runs of block_m * block_n elements.
-local function tiling(o, rows)
-  if rows == 1 then return 1, o.block_m * o.block_n end
-  return o.block_m, o.block_n
-end
-
 local function tiles_of(rows, cols, bm, bn)
   return math.ceil(rows / bm) * math.ceil(cols / bn)
-end
-
-local function log_plan(ctx, what, bytes, dt, g, variant, chosen, grid, threads, bm, bn)
-  if C.iris_log_enabled(0) == 0 then return end
-  ctx:debug("%s: %s %s on %d rank%s: %s%s, %d block%s of %d threads, tiles %d x %d", what, human(bytes), dt.name, g.size,
-    g.size == 1 and "" or "s", variant, chosen and " (auto)" or "", grid, grid == 1 and "" or "s", threads, bm, bn)
 end
 
 function M.new(ctx)
@@ -277,15 +267,44 @@ function M.new(ctx)
     return m
   end
 
-  local function begin(what, collective, dt, bytes, o)
+  local default_tile = DEFAULT_TILE[ctx.backend == "cpu" and "cpu" or "gpu"]
+  local world_group
+
+  -- The members of this call (the world's are made once).
+  local function members(what, o)
     if ctx.world_size > MAX_RANKS then
       errors.raise("invalid_argument", "%s: ctx.ccl works with up to %d ranks (its flags live in each heap's %s runtime "
         .. "scratch region); this job has %d", what, MAX_RANKS, human(24 * 1024), ctx.world_size)
     end
-    local g = read_group(what, ctx, o.group)
+    if o.group == nil then
+      world_group = world_group or read_group(what, ctx, nil)
+      return world_group
+    end
+    return read_group(what, ctx, o.group)
+  end
+
+  -- How one call runs on a rows x cols view: variant, tiles (a single row is tiled in runs of
+  -- block_m * block_n elements), grid (no more blocks than work: two_shot's members each take their
+  -- share of the tiles) and threads (enough to hold the first tile, cut to the view).
+  local function plan(what, collective, dt, bytes, o, g, rows, cols)
     local row = choose(collective, bytes)
     local variant = o.variant == "auto" and row.variant or o.variant
-    return g, variant, o.blocks or row.blocks
+    local bm, bn = o.block_m or default_tile[1], o.block_n or default_tile[2]
+    if rows == 1 then bm, bn = 1, bm * bn end
+    local tiles = tiles_of(rows, cols, bm, bn)
+    local work = (collective == "all_reduce" and variant == "two_shot") and math.ceil(tiles / g.size) or tiles
+    local blocks = o.blocks or row.blocks
+    local grid = math.max(1, math.min(blocks, work))
+    if variant == "partitioned" then -- a multiple of the members: as many blocks for each
+      grid = g.size * math.max(1, math.min(math.floor(blocks / g.size), tiles, math.floor(MAX_BLOCKS / g.size)))
+    end
+    local threads = threads_for(what, math.min(bm, math.max(rows, 1)), math.min(bn, math.max(cols, 1)), dt)
+    if C.iris_log_enabled(0) ~= 0 then
+      ctx:debug("%s: %s %s on %d rank%s: %s%s, %d block%s of %d threads, tiles %d x %d", what, human(bytes), dt.name,
+        g.size, g.size == 1 and "" or "s", variant, o.variant == "auto" and " (auto)" or "", grid,
+        grid == 1 and "" or "s", threads, bm, bn)
+    end
+    return variant, grid, threads, bm, bn
   end
 
   local function launch(what, k, grid, threads, ...)
@@ -317,13 +336,8 @@ function M.new(ctx)
       out_stride = s
     end
     local bytes = inp._numel * dt.size
-    local g, variant, blocks = begin(what, "all_reduce", dt, bytes, o)
-    local bm, bn = tiling(o, rows)
-    local tiles = tiles_of(rows, cols, bm, bn)
-    local work = variant == "two_shot" and math.ceil(tiles / g.size) or tiles
-    local grid = math.max(1, math.min(blocks, work))
-    local threads = threads_for(what, bm, bn, dt)
-    log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
+    local g = members(what, o)
+    local variant, grid, threads, bm, bn = plan(what, "all_reduce", dt, bytes, o, g, rows, cols)
     launch(what, module("all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
       DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, state.seq + 1, o.async, ctx)
     return out
@@ -373,19 +387,12 @@ function M.new(ctx)
     local dt = inp._dt
     local o = read_options(what, "all_gather", opts, dt, false)
     local bytes = inp._numel * dt.size
-    local g, variant, blocks = begin(what, "all_gather", dt, bytes, o)
+    local g = members(what, o)
     local v = chunk_views(what, o, g.size, out, "out", inp, "inp")
     -- In place: inp may be this rank's own chunk of out (it is then copied onto itself).
     local own = out._offset + g.index * v.chunk_step * dt.size
     check_apart(what, out, inp, inp._offset == own and (v.rows == 1 or v.plain_stride == v.chunked_stride))
-    local bm, bn = tiling(o, v.rows)
-    local tiles = tiles_of(v.rows, v.cols, bm, bn)
-    local grid = math.max(1, math.min(blocks, tiles))
-    if variant == "partitioned" then
-      grid = g.size * math.max(1, math.min(math.floor(blocks / g.size), tiles, math.floor(MAX_BLOCKS / g.size)))
-    end
-    local threads = threads_for(what, bm, bn, dt)
-    log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
+    local variant, grid, threads, bm, bn = plan(what, "all_gather", dt, bytes, o, g, v.rows, v.cols)
     launch(what, module("all_gather").ccl_all_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
       v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, VARIANT_CODE[variant], g.lo, g.hi,
       state.seq + 1, ctx)
@@ -401,15 +408,12 @@ function M.new(ctx)
     local dt = inp._dt
     local o = read_options(what, "reduce_scatter", opts, dt, true)
     local bytes = inp._numel * dt.size
-    local g, variant, blocks = begin(what, "reduce_scatter", dt, bytes, o)
+    local g = members(what, o)
     local v = chunk_views(what, o, g.size, inp, "inp", out, "out")
     -- out may be this rank's own chunk of inp: the members read only their own chunks of it.
     local own = inp._offset + g.index * v.chunk_step * dt.size
     check_apart(what, out, inp, out._offset == own and (v.rows == 1 or v.plain_stride == v.chunked_stride))
-    local bm, bn = tiling(o, v.rows)
-    local grid = math.max(1, math.min(blocks, tiles_of(v.rows, v.cols, bm, bn)))
-    local threads = threads_for(what, bm, bn, dt)
-    log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
+    local _, grid, threads, bm, bn = plan(what, "reduce_scatter", dt, bytes, o, g, v.rows, v.cols)
     launch(what, module("reduce_scatter").ccl_reduce_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
       v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, OP_CODE[o.op], g.lo, g.hi, state.seq + 1,
       o.async, ctx)
@@ -426,7 +430,7 @@ function M.new(ctx)
     local dt = inp._dt
     local o = read_options(what, "all_to_all", opts, dt, false)
     local bytes = inp._numel * dt.size
-    local g, variant, blocks = begin(what, "all_to_all", dt, bytes, o)
+    local g = members(what, o)
     check_apart(what, out, inp, false)
     if o.dim > math.max(inp._ndim, 1) then
       errors.raise("invalid_argument", "%s: dim %d needs 2-d tensors; inp has shape %s", what, o.dim, shape_text(inp))
@@ -449,10 +453,7 @@ function M.new(ctx)
       in_step = o.dim == 1 and rows * in_stride or cols
       out_step = o.dim == 1 and rows * out_stride or cols
     end
-    local bm, bn = tiling(o, rows)
-    local grid = math.max(1, math.min(blocks, tiles_of(rows, cols, bm, bn)))
-    local threads = threads_for(what, bm, bn, dt)
-    log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
+    local _, grid, threads, bm, bn = plan(what, "all_to_all", dt, bytes, o, g, rows, cols)
     launch(what, module("all_to_all").ccl_all_to_all, grid, threads, inp, out, rows, cols, in_stride, out_stride, in_step,
       out_step, bm, bn, DTYPE_CODE[dt.name], o.dim, g.lo, g.hi, state.seq + 1, ctx)
     return out
@@ -466,7 +467,7 @@ function M.new(ctx)
     local dt = t._dt
     local o = read_options(what, "broadcast", opts, dt, false)
     local bytes = t._numel * dt.size
-    local g, variant, blocks = begin(what, "broadcast", dt, bytes, o)
+    local g = members(what, o)
     if root == nil then root = g.members[1] end
     local member = false
     for _, r in ipairs(g.members) do member = member or r == root end
@@ -481,10 +482,7 @@ function M.new(ctx)
       need_2d(what, "t", t)
       rows, cols, stride = rows_cols(t)
     end
-    local bm, bn = tiling(o, rows)
-    local grid = math.max(1, math.min(blocks, tiles_of(rows, cols, bm, bn)))
-    local threads = threads_for(what, bm, bn, dt)
-    log_plan(ctx, what, bytes, dt, g, variant, o.variant == "auto", grid, threads, bm, bn)
+    local _, grid, threads, bm, bn = plan(what, "broadcast", dt, bytes, o, g, rows, cols)
     launch(what, module("broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
       g.lo, g.hi, state.seq + 1, ctx)
     return t
