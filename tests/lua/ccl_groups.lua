@@ -90,9 +90,9 @@ iris.test("arguments are checked at the caller's line", function()
   check.fails("out and inp overlap without being the same tensor", ctx.ccl.all_reduce, big:narrow(1, 1, 8),
     big:narrow(1, 5, 8))
   check.fails("all_to_all", ctx.ccl.all_to_all, g, g)
-  local wide = ref.window(ctx, 64, 1024, "float32")
-  check.fails("tiles of 64 x 1024 float32 elements are too large", ctx.ccl.all_reduce, wide, wide,
-    { block_m = 64, block_n = 1024 })
+  local wide = ref.window(ctx, 128, 1024, "float32")
+  check.fails("tiles of 128 x 1024 float32 elements are too large", ctx.ccl.all_reduce, wide, wide,
+    { block_m = 128, block_n = 1024 })
   check.fails("blocks must be an integer from 1 to 512", ctx.ccl.all_reduce, f, g, { blocks = 0 })
   check.fails("root must be a rank of the group", ctx.ccl.broadcast, f, W + 3)
   check.fails("out must be a heap tensor, got nil", ctx.ccl.all_reduce, nil, g)

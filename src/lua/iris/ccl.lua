@@ -30,11 +30,10 @@ local MAX_RANKS = 64    -- the state's slots per peer (IRIS_CCL_STATE_BYTES)
 local MAX_BLOCKS = 512  -- progress slots
 local MAX_THREADS = 1024
 -- A block holds a tile in registers (device/iris/impl/ccl_fragment.hpp): units of 16 bytes (shorter at
--- row ends), 8 elements per thread (one unit for 1-byte types).
-local UNIT_BYTES, TILE_ELEMENTS_PER_THREAD = 16, 8
--- Default tiles: Iris's 32 x 64 on GPUs; on the cpu backend, where every thread of a block costs a fiber
--- switch at each barrier, 256 elements (32 threads).
-local DEFAULT_TILE = { gpu = { 32, 64 }, cpu = { 8, 32 } }
+-- row ends), 8 elements per thread on GPUs, 64 on the cpu backend (at least one unit).
+local UNIT_BYTES = 16
+local TILE_ELEMENTS_PER_THREAD = { gpu = 8, cpu = 64 }
+local DEFAULT_TILE = { 32, 64 } -- Iris's
 
 local OPTIONS = { op = true, variant = true, dim = true, group = true, async = true, block_m = true, block_n = true,
   blocks = true }
@@ -236,10 +235,11 @@ end
 
 -- ---- launching -------------------------------------------------------------------------------------------
 
--- Threads for a block to hold a bm x bn tile of `dt`, or an error saying the tile is too large.
-local function threads_for(what, bm, bn, dt)
+-- Threads for a block to hold a bm x bn tile of `dt` (`elements` per thread), or an error saying the tile
+-- is too large.
+local function threads_for(what, bm, bn, dt, elements)
   local per_unit = UNIT_BYTES / dt.size
-  local units_per_thread = math.max(1, TILE_ELEMENTS_PER_THREAD / per_unit)
+  local units_per_thread = math.max(1, elements / per_unit)
   local units = bm * math.ceil(bn / per_unit)
   local threads = math.ceil(units / units_per_thread / 32) * 32
   if threads > MAX_THREADS then
@@ -267,7 +267,7 @@ function M.new(ctx)
     return m
   end
 
-  local default_tile = DEFAULT_TILE[ctx.backend == "cpu" and "cpu" or "gpu"]
+  local elements_per_thread = TILE_ELEMENTS_PER_THREAD[ctx.backend == "cpu" and "cpu" or "gpu"]
   local world_group
 
   -- The members of this call (the world's are made once).
@@ -289,7 +289,7 @@ function M.new(ctx)
   local function plan(what, collective, dt, bytes, o, g, rows, cols)
     local row = choose(collective, bytes)
     local variant = o.variant == "auto" and row.variant or o.variant
-    local bm, bn = o.block_m or default_tile[1], o.block_n or default_tile[2]
+    local bm, bn = o.block_m or DEFAULT_TILE[1], o.block_n or DEFAULT_TILE[2]
     if rows == 1 then bm, bn = 1, bm * bn end
     local tiles = tiles_of(rows, cols, bm, bn)
     local work = (collective == "all_reduce" and variant == "two_shot") and math.ceil(tiles / g.size) or tiles
@@ -298,7 +298,8 @@ function M.new(ctx)
     if variant == "partitioned" then -- a multiple of the members: as many blocks for each
       grid = g.size * math.max(1, math.min(math.floor(blocks / g.size), tiles, math.floor(MAX_BLOCKS / g.size)))
     end
-    local threads = threads_for(what, math.min(bm, math.max(rows, 1)), math.min(bn, math.max(cols, 1)), dt)
+    local threads = threads_for(what, math.min(bm, math.max(rows, 1)), math.min(bn, math.max(cols, 1)), dt,
+      elements_per_thread)
     if C.iris_log_enabled(0) ~= 0 then
       ctx:debug("%s: %s %s on %d rank%s: %s%s, %d block%s of %d threads, tiles %d x %d", what, human(bytes), dt.name,
         g.size, g.size == 1 and "" or "s", variant, o.variant == "auto" and " (auto)" or "", grid,
