@@ -39,25 +39,44 @@ local OPTIONS = { op = true, variant = true, dim = true, group = true, async = t
   blocks = true }
 
 -- ---- the variant table (auto) --------------------------------------------------------------------------
--- By message size (bytes of one rank's input) and group size: the first row whose bound the message
--- does not exceed. docs/perf.md has the measurements; the GPU rows come from the lead's runs on H200s.
--- blocks: the persistent grid for that size (capped by the number of tiles).
+-- Per device class, per collective: the first row whose bounds the call is within (bytes of one rank's
+-- input, members) gives the variant and the persistent grid (capped by the tiles there are). The
+-- reasoning is here, the measurements in docs/perf.md ("Collectives").
+local KiB = 1024
+local ANY = math.huge
 local AUTO = {
-  all_reduce = {
-    -- One round of reads beats two rounds while the peers' whole inputs are small.
-    { max_bytes = 256 * 1024, variant = "one_shot", blocks = 32 },
-    -- Above, two_shot moves (W-1)/W of the data each way instead of W-1 times all of it.
-    { max_bytes = math.huge, variant = "two_shot", blocks = 128 },
+  gpu = {
+    all_reduce = {
+      -- A launch and one round of reads: one_shot's latency wins while the W - 1 copies of the message
+      -- it reads stay cheap (at 8 ranks they are 7 messages' worth).
+      { max_bytes = 256 * KiB, max_ranks = 4, variant = "one_shot", blocks = 32 },
+      { max_bytes = 64 * KiB, max_ranks = ANY, variant = "one_shot", blocks = 32 },
+      -- Above, two_shot reads and writes (W-1)/W of the message: the bandwidth-optimal volume. Its grid
+      -- is large: NVLink needs many requests in flight (docs/perf.md: put_block's plateau).
+      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 256 },
+    },
+    all_gather = { { max_bytes = ANY, max_ranks = ANY, variant = "persistent", blocks = 128 } },
+    reduce_scatter = { { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 128 } },
+    all_to_all = { { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 } },
+    broadcast = { { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 } },
   },
-  all_gather = { { max_bytes = math.huge, variant = "persistent", blocks = 64 } },
-  reduce_scatter = { { max_bytes = math.huge, variant = "two_shot", blocks = 64 } },
-  all_to_all = { { max_bytes = math.huge, variant = "push", blocks = 64 } },
-  broadcast = { { max_bytes = math.huge, variant = "push", blocks = 64 } },
+  -- The cpu backend runs a launch's blocks on a few threads per rank: more blocks only queue. On the
+  -- development machine (docs/perf.md) one_shot led up to 16 KiB and two_shot above.
+  cpu = {
+    all_reduce = {
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "one_shot", blocks = 4 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 4 },
+    },
+    all_gather = { { max_bytes = ANY, max_ranks = ANY, variant = "persistent", blocks = 4 } },
+    reduce_scatter = { { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 4 } },
+    all_to_all = { { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 4 } },
+    broadcast = { { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 4 } },
+  },
 }
 
-local function choose(collective, bytes)
-  for _, row in ipairs(AUTO[collective]) do
-    if bytes <= row.max_bytes then return row end
+local function choose(table_of, collective, bytes, ranks)
+  for _, row in ipairs(table_of[collective]) do
+    if bytes <= row.max_bytes and ranks <= row.max_ranks then return row end
   end
 end
 
@@ -267,7 +286,9 @@ function M.new(ctx)
     return m
   end
 
-  local elements_per_thread = TILE_ELEMENTS_PER_THREAD[ctx.backend == "cpu" and "cpu" or "gpu"]
+  local device_class = ctx.backend == "cpu" and "cpu" or "gpu"
+  local elements_per_thread = TILE_ELEMENTS_PER_THREAD[device_class]
+  local auto = AUTO[device_class]
   local world_group
 
   -- The members of this call (the world's are made once).
@@ -287,7 +308,7 @@ function M.new(ctx)
   -- block_m * block_n elements), grid (no more blocks than work: two_shot's members each take their
   -- share of the tiles) and threads (enough to hold the first tile, cut to the view).
   local function plan(what, collective, dt, bytes, o, g, rows, cols)
-    local row = choose(collective, bytes)
+    local row = choose(auto, collective, bytes, g.size)
     local variant = o.variant == "auto" and row.variant or o.variant
     local bm, bn = o.block_m or DEFAULT_TILE[1], o.block_n or DEFAULT_TILE[2]
     if rows == 1 then bm, bn = 1, bm * bn end
