@@ -209,22 +209,21 @@ IRIS_DEVICE bool same_call(const CallDescriptor& a, const CallDescriptor& b) {
       text.put(".");
       text.put(collective_name(mine_collective));
     }
-    text.put(": rank ");
-    text.put(me_first ? me : peer);
-    text.put(same_collective ? " called it with " : " called ");
-    if (!same_collective) {
-      text.put(collective_name(a.kind & 0xff));
-      text.put(" with ");
-    }
-    describe(text, a, b);
-    text.put(", rank ");
-    text.put(me_first ? peer : me);
-    text.put(same_collective ? " with " : " called ");
-    if (!same_collective) {
-      text.put(collective_name(b.kind & 0xff));
-      text.put(" with ");
-    }
-    describe(text, b, a);
+    // "rank 0 called it with ..." or, when the collectives differ, "rank 0 called all_reduce with ...".
+    auto side = [&](const char* lead, int rank, const CallDescriptor& d, const CallDescriptor& other, const char* same) {
+      text.put(lead);
+      text.put(rank);
+      if (same_collective) {
+        text.put(same);
+      } else {
+        text.put(" called ");
+        text.put(collective_name(d.kind & 0xff));
+        text.put(" with ");
+      }
+      describe(text, d, other);
+    };
+    side(": rank ", me_first ? me : peer, a, b, " called it with ");
+    side(", rank ", me_first ? peer : me, b, a, " with ");
   });
 }
 

@@ -115,33 +115,11 @@ struct Fragment {
   A v[U][V];
 
   // v = the units of the tile at `base` (any rank's copy, as this rank addresses it).
-  IRIS_DEVICE void load(const S* base, Where w, const Shape& s, const Reduction& r) {
-    const int t = thread_index(), n = thread_count();
-#pragma unroll
-    for (int k = 0; k < U; ++k) {
-      const int u = t + k * n;
-      if (u < s.count) {
-        const P p = load_unit<S, V>(base + s.offset(u, w.stride), s.valid(u), w.aligned);
-#pragma unroll
-        for (int j = 0; j < V; ++j) v[k][j] = transform(to_accumulator<A>(p.e[j]), r);
-      }
-    }
-  }
+  IRIS_DEVICE void load(const S* base, Where w, const Shape& s, const Reduction& r) { read<false>(base, w, s, r); }
 
   // v = v (op) the units at `base`.
   IRIS_DEVICE void combine_with(const S* base, Where w, const Shape& s, const Reduction& r) {
-    const int t = thread_index(), n = thread_count();
-#pragma unroll
-    for (int k = 0; k < U; ++k) {
-      const int u = t + k * n;
-      if (u < s.count) {
-        const P p = load_unit<S, V>(base + s.offset(u, w.stride), s.valid(u), w.aligned);
-        A x[V];
-#pragma unroll
-        for (int j = 0; j < V; ++j) x[j] = transform(to_accumulator<A>(p.e[j]), r);
-        combine_unit(v[k], x, r.base);
-      }
-    }
+    read<true>(base, w, s, r);
   }
 
   // v = v (op) other.v.
@@ -163,6 +141,27 @@ struct Fragment {
 #pragma unroll
         for (int j = 0; j < V; ++j) p.e[j] = from_accumulator<S>(transform(v[k][j], r));
         store_unit<S, V>(base + s.offset(u, w.stride), p, s.valid(u), w.aligned);
+      }
+    }
+  }
+
+  template <bool Combine>
+  IRIS_DEVICE void read(const S* base, Where w, const Shape& s, const Reduction& r) {
+    const int t = thread_index(), n = thread_count();
+#pragma unroll
+    for (int k = 0; k < U; ++k) {
+      const int u = t + k * n;
+      if (u < s.count) {
+        const P p = load_unit<S, V>(base + s.offset(u, w.stride), s.valid(u), w.aligned);
+        A x[V];
+#pragma unroll
+        for (int j = 0; j < V; ++j) x[j] = transform(to_accumulator<A>(p.e[j]), r);
+        if (Combine) {
+          combine_unit(v[k], x, r.base);
+        } else {
+#pragma unroll
+          for (int j = 0; j < V; ++j) v[k][j] = x[j];
+        }
       }
     }
   }

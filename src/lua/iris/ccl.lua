@@ -329,6 +329,22 @@ function M.new(ctx)
     return variant, grid, threads, bm, bn
   end
 
+  -- What every call with an output and an input checks first: tensors, dtypes, options, members.
+  local function prepare(what, collective, out, inp, opts, reducing)
+    check_tensor(what, "out", out, true)
+    check_tensor(what, "inp", inp)
+    check_dtypes(what, out, inp)
+    local dt = inp._dt
+    local o = read_options(what, collective, opts, dt, reducing)
+    return dt, o, inp._numel * dt.size, members(what, o)
+  end
+
+  -- Whether `plain` is exactly this rank's own chunk of `chunked` (views as chunk_views makes them).
+  local function own_chunk(chunked, plain, v, g)
+    return plain._offset == chunked._offset + g.index * v.chunk_step * chunked._dt.size
+      and (v.rows == 1 or v.plain_stride == v.chunked_stride)
+  end
+
   local function launch(what, k, grid, threads, ...)
     local seq = state.seq + 1
     k:launch({ grid = grid, block = threads }, ...)
@@ -338,12 +354,8 @@ function M.new(ctx)
   -- out[i] = op over the group of inp[i].
   function ccl.all_reduce(out, inp, opts)
     local what = "ctx.ccl.all_reduce"
-    check_tensor(what, "out", out, true)
-    check_tensor(what, "inp", inp)
-    check_dtypes(what, out, inp)
+    local dt, o, bytes, g = prepare(what, "all_reduce", out, inp, opts, true)
     check_same_shape(what, out, inp)
-    local dt = inp._dt
-    local o = read_options(what, "all_reduce", opts, dt, true)
     if out ~= inp and not same_layout(out, inp) and overlap(out, inp) then
       errors.raise("invalid_argument", "%s: out and inp overlap without being the same tensor", what)
     end
@@ -357,8 +369,6 @@ function M.new(ctx)
       local _, _, s = rows_cols(out)
       out_stride = s
     end
-    local bytes = inp._numel * dt.size
-    local g = members(what, o)
     local variant, grid, threads, bm, bn = plan(what, "all_reduce", dt, bytes, o, g, rows, cols)
     launch(what, module("all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
       DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, state.seq + 1, o.async, ctx)
@@ -403,17 +413,9 @@ function M.new(ctx)
   -- out = every member's inp, in member order, along dim.
   function ccl.all_gather(out, inp, opts)
     local what = "ctx.ccl.all_gather"
-    check_tensor(what, "out", out, true)
-    check_tensor(what, "inp", inp)
-    check_dtypes(what, out, inp)
-    local dt = inp._dt
-    local o = read_options(what, "all_gather", opts, dt, false)
-    local bytes = inp._numel * dt.size
-    local g = members(what, o)
+    local dt, o, bytes, g = prepare(what, "all_gather", out, inp, opts, false)
     local v = chunk_views(what, o, g.size, out, "out", inp, "inp")
-    -- In place: inp may be this rank's own chunk of out (it is then copied onto itself).
-    local own = out._offset + g.index * v.chunk_step * dt.size
-    check_apart(what, out, inp, inp._offset == own and (v.rows == 1 or v.plain_stride == v.chunked_stride))
+    check_apart(what, out, inp, own_chunk(out, inp, v, g)) -- in place: inp is copied onto itself
     local variant, grid, threads, bm, bn = plan(what, "all_gather", dt, bytes, o, g, v.rows, v.cols)
     launch(what, module("all_gather").ccl_all_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
       v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, VARIANT_CODE[variant], g.lo, g.hi,
@@ -424,17 +426,10 @@ function M.new(ctx)
   -- Member i's out = chunk i (along dim) of the reduction of every member's inp.
   function ccl.reduce_scatter(out, inp, opts)
     local what = "ctx.ccl.reduce_scatter"
-    check_tensor(what, "out", out, true)
-    check_tensor(what, "inp", inp)
-    check_dtypes(what, out, inp)
-    local dt = inp._dt
-    local o = read_options(what, "reduce_scatter", opts, dt, true)
-    local bytes = inp._numel * dt.size
-    local g = members(what, o)
+    local dt, o, bytes, g = prepare(what, "reduce_scatter", out, inp, opts, true)
     local v = chunk_views(what, o, g.size, inp, "inp", out, "out")
     -- out may be this rank's own chunk of inp: the members read only their own chunks of it.
-    local own = inp._offset + g.index * v.chunk_step * dt.size
-    check_apart(what, out, inp, out._offset == own and (v.rows == 1 or v.plain_stride == v.chunked_stride))
+    check_apart(what, out, inp, own_chunk(inp, out, v, g))
     local _, grid, threads, bm, bn = plan(what, "reduce_scatter", dt, bytes, o, g, v.rows, v.cols)
     launch(what, module("reduce_scatter").ccl_reduce_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
       v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, OP_CODE[o.op], g.lo, g.hi, state.seq + 1,
@@ -445,14 +440,8 @@ function M.new(ctx)
   -- Chunk j (along dim) of member i's inp lands in chunk i of member j's out.
   function ccl.all_to_all(out, inp, opts)
     local what = "ctx.ccl.all_to_all"
-    check_tensor(what, "out", out, true)
-    check_tensor(what, "inp", inp)
-    check_dtypes(what, out, inp)
+    local dt, o, bytes, g = prepare(what, "all_to_all", out, inp, opts, false)
     check_same_shape(what, out, inp)
-    local dt = inp._dt
-    local o = read_options(what, "all_to_all", opts, dt, false)
-    local bytes = inp._numel * dt.size
-    local g = members(what, o)
     check_apart(what, out, inp, false)
     if o.dim > math.max(inp._ndim, 1) then
       errors.raise("invalid_argument", "%s: dim %d needs 2-d tensors; inp has shape %s", what, o.dim, shape_text(inp))
