@@ -4,6 +4,7 @@
 --   iris.context    iris.init, the context, host collectives, logging
 --   iris.tensor     tensors on the symmetric heap (used through ctx:zeros() and friends)
 --   iris.kernel     iris.compile, iris.compile_file, launches, iris.bench
+--   iris.ccl        ctx.ccl: collectives run by kernels (set on the context when it is created)
 --   iris.assertions iris.assert_equal, iris.assert_allclose
 --   iris.testing    iris.test, iris.skip and the `iris-lua test` runner
 local ffi = require "ffi"

@@ -2,7 +2,7 @@
 --
 -- The context is one table per process: fields rank, world_size, device, backend, and the methods of
 -- M.Context, which other modules extend (iris.creation adds ctx:zeros() and friends, iris.broadcast
--- ctx:broadcast(), iris.kernel ctx:device_barrier()).
+-- ctx:broadcast(), iris.kernel ctx:device_barrier()), and the field ccl (iris.ccl's collectives).
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local dtypes = require "iris.dtypes"
