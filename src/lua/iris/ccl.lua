@@ -345,10 +345,10 @@ function M.new(ctx)
       and (v.rows == 1 or v.plain_stride == v.chunked_stride)
   end
 
-  local function launch(what, k, grid, threads, ...)
-    local seq = state.seq + 1
+  -- The arguments carry this call's number, state.seq + 1; it counts only once the launch went out.
+  local function launch(k, grid, threads, ...)
     k:launch({ grid = grid, block = threads }, ...)
-    state.seq = seq
+    state.seq = state.seq + 1
   end
 
   -- out[i] = op over the group of inp[i].
@@ -370,7 +370,7 @@ function M.new(ctx)
       out_stride = s
     end
     local variant, grid, threads, bm, bn = plan(what, "all_reduce", dt, bytes, o, g, rows, cols)
-    launch(what, module("all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
+    launch(module("all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
       DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, state.seq + 1, o.async, ctx)
     return out
   end
@@ -417,7 +417,7 @@ function M.new(ctx)
     local v = chunk_views(what, o, g.size, out, "out", inp, "inp")
     check_apart(what, out, inp, own_chunk(out, inp, v, g)) -- in place: inp is copied onto itself
     local variant, grid, threads, bm, bn = plan(what, "all_gather", dt, bytes, o, g, v.rows, v.cols)
-    launch(what, module("all_gather").ccl_all_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
+    launch(module("all_gather").ccl_all_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
       v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, VARIANT_CODE[variant], g.lo, g.hi,
       state.seq + 1, ctx)
     return out
@@ -431,7 +431,7 @@ function M.new(ctx)
     -- out may be this rank's own chunk of inp: the members read only their own chunks of it.
     check_apart(what, out, inp, own_chunk(inp, out, v, g))
     local _, grid, threads, bm, bn = plan(what, "reduce_scatter", dt, bytes, o, g, v.rows, v.cols)
-    launch(what, module("reduce_scatter").ccl_reduce_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
+    launch(module("reduce_scatter").ccl_reduce_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
       v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, OP_CODE[o.op], g.lo, g.hi, state.seq + 1,
       o.async, ctx)
     return out
@@ -465,7 +465,7 @@ function M.new(ctx)
       out_step = o.dim == 1 and rows * out_stride or cols
     end
     local _, grid, threads, bm, bn = plan(what, "all_to_all", dt, bytes, o, g, rows, cols)
-    launch(what, module("all_to_all").ccl_all_to_all, grid, threads, inp, out, rows, cols, in_stride, out_stride, in_step,
+    launch(module("all_to_all").ccl_all_to_all, grid, threads, inp, out, rows, cols, in_stride, out_stride, in_step,
       out_step, bm, bn, DTYPE_CODE[dt.name], o.dim, g.lo, g.hi, state.seq + 1, ctx)
     return out
   end
@@ -494,7 +494,7 @@ function M.new(ctx)
       rows, cols, stride = rows_cols(t)
     end
     local _, grid, threads, bm, bn = plan(what, "broadcast", dt, bytes, o, g, rows, cols)
-    launch(what, module("broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
+    launch(module("broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
       g.lo, g.hi, state.seq + 1, ctx)
     return t
   end
