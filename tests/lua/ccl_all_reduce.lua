@@ -4,7 +4,7 @@
 package.path = arg[0]:match("^(.*/)") .. "../lua_helpers/?.lua;" .. package.path
 local ref = require "ccl_reference"
 
-local ctx = iris.init { heap_size = "64MiB" }
+local ctx = iris.init { heap_size = "16MiB" }
 local W = ctx.world_size
 local VARIANTS = { "one_shot", "two_shot", "ring", "atomic", "spinlock" }
 

@@ -4,7 +4,7 @@ package.path = arg[0]:match("^(.*/)") .. "../lua_helpers/?.lua;" .. package.path
 local ref = require "ccl_reference"
 local check = require "check"
 
-local ctx = iris.init { heap_size = "64MiB" }
+local ctx = iris.init { heap_size = "16MiB" }
 local W, me = ctx.world_size, ctx.rank
 
 -- The sum over `members` of rank q's element i (inputs: i + 10 q + salt).
