@@ -46,6 +46,7 @@ std::string KernelsInFlight::describe() const {
 
 std::string describe_mailbox(const abi::DeviceMailbox& mailbox) {
   if (mailbox.failed == 0) return "";
+  if (mailbox.message[0] != '\0') return std::string(mailbox.message, strnlen(mailbox.message, sizeof mailbox.message));
   std::string what(mailbox.what, strnlen(mailbox.what, sizeof mailbox.what));
   if (what.empty()) what = "a device-side wait";
   return format("%s on rank %d gave up after %.1f s: address 0x%llx held %lld, expected %lld (comparison %u)",
