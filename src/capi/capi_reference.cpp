@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "capi/guard.hpp"
-#include "capi/process.hpp"
 #include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "heap/element_types.hpp"
@@ -174,10 +173,10 @@ int iris_reference_unique_id(const char* kind, uint8_t* id, size_t bytes) {
 
 int iris_reference_open(const char* kind, const uint8_t* id, size_t id_bytes, iris_reference** out) {
   return capi::guarded([&] {
-    if (!runtime::initialized()) throw Error(Errc::invalid_argument, "call iris.init() first");
+    if (!session::initialized()) throw Error(Errc::invalid_argument, "call iris.init() first");
     auto ref = std::make_unique<iris_reference>();
     ref->kind = kind;
-    comm::Comm& comm = capi::comm();
+    comm::Comm& comm = session::comm();
     ref->size = comm.size();
     if (ref->kind == "mpi") {
       if (!comm.is_mpi()) throw Error(Errc::environment, "MPI is not running (one rank without mpirun)");
