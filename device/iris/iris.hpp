@@ -252,6 +252,7 @@ struct Context : abi::ContextData {
 #include "impl/block_copy.hpp"
 #include "impl/context.hpp"
 #include "impl/trace.hpp"
+#include "ccl.hpp"
 #if defined(IRIS_PLATFORM_CPU)
 #include "impl/cpu_builtins.hpp"
 #endif

@@ -73,7 +73,7 @@ bool is_first_rank() { return comm::launcher_rank().value_or(0) == 0; }
 
 int usage_error(const std::string& message) {
   if (is_first_rank()) std::fprintf(stderr, "iris-lua: %s\n%s", message.c_str(), kUsage);
-  return 2;
+  return exit_code_of(Errc::usage);
 }
 
 // Returns 0 on success, else the exit code of a usage error (already printed).

@@ -4,6 +4,7 @@
 -- module, assembled from the parts:
 --   iris.context    iris.init and the context (ctx:zeros() and friends, collectives, logging)
 --   iris.kernel     iris.compile, iris.compile_file, launches, iris.bench
+--   iris.ccl        ctx.ccl: collectives run by kernels (set on the context when it is created)
 --   iris.assertions iris.assert_equal, iris.assert_allclose
 --   iris.testing    iris.test, iris.skip (and the `iris-lua test` runner, iris.cmd.test)
 --   iris.trace      iris.trace.start/stop/mark/span: a timeline of the whole job

@@ -130,6 +130,9 @@ class Backend {
   // bookkeeping), waits, and returns the seconds it took: what k:launch from Lua is measured against.
   virtual double time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
                                    int iterations) = 0;
+  // The stream everything is enqueued on, as the vendor's libraries take it (CUstream, hipStream_t), so
+  // a library measured beside iris (NCCL, RCCL) runs on the same stream; null on the cpu backend.
+  virtual void* native_stream() const { return nullptr; }
 
  protected:
   MappedHostBuffer mailbox_;  // see watch_mailbox(); host == nullptr until then

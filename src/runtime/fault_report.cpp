@@ -64,6 +64,7 @@ Comparison comparison_of(uint32_t value) {
 
 std::string describe_mailbox(const abi::DeviceMailbox& mailbox) {
   if (mailbox.failed == 0) return "";
+  if (mailbox.message[0] != '\0') return std::string(mailbox.message, strnlen(mailbox.message, sizeof mailbox.message));
   std::string what(mailbox.what, strnlen(mailbox.what, sizeof mailbox.what));
   if (what.empty()) what = "a device-side wait";
   const Comparison cmp = comparison_of(mailbox.comparison);

@@ -6,7 +6,7 @@
 #ifndef IRIS_IMPL_ABI_H
 #define IRIS_IMPL_ABI_H
 
-#define IRIS_DEVICE_ABI_VERSION 2
+#define IRIS_DEVICE_ABI_VERSION 3
 
 #if defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__)
 /* Run-time compilers have no <stdint.h>; the platform header defines the fixed-width types. */
@@ -45,6 +45,8 @@ struct DeviceMailbox {
   uint32_t reserved;
   double waited_seconds;
   char what[64];          /* which call gave up: "wait_until", "device_barrier" */
+  char message[256];      /* when not empty, the whole report, worded by the device code that failed
+                             (ctx.ccl: "ctx.ccl.all_reduce: rank 0 called it with ..., rank 1 with ...") */
 };
 
 /* One event a kernel recorded with trace_begin/trace_end (docs/tracing.md). Timestamps are the device
@@ -77,6 +79,11 @@ struct TraceBuffer {
   uint64_t next;
   uint64_t reserved[6];
 };
+/* Where the collectives (ctx.ccl) keep their flags and counters: inside the heap's runtime scratch
+ * region (src/heap/layout.hpp), after the device barrier's slots; zeroed at iris.init like the rest of
+ * it. device/iris/impl/ccl_call.hpp lays it out. */
+#define IRIS_CCL_STATE_OFFSET (40 * 1024)
+#define IRIS_CCL_STATE_BYTES (24 * 1024)
 
 /* Every compiled module has one module-scope variable of this type, named __iris_module_state, that
  * the host writes after loading the module. Device-side helpers that need no Context (wait_until's

@@ -3,7 +3,8 @@
 -- The context is one table per process: fields rank, world_size, device, backend, and the methods
 -- attached at the end of this file, in one block: those defined here and those other modules define
 -- (iris.creation: ctx:zeros() and friends; iris.broadcast: ctx:broadcast(); iris.kernel:
--- ctx:device_barrier()). Every method is checked there for its receiver, so none checks it itself.
+-- ctx:device_barrier()), and the field ccl (iris.ccl's collectives). Every method is checked there for
+-- its receiver, so none checks it itself.
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local dtypes = require "iris.dtypes"
@@ -44,7 +45,7 @@ end
 
 local function new_context()
   tensor.attach()
-  return setmetatable({
+  local ctx = setmetatable({
     rank = C.iris_rank(),
     world_size = C.iris_world_size(),
     device = C.iris_device_ordinal(),
@@ -52,6 +53,8 @@ local function new_context()
     device_name = ffi.string(C.iris_device_name()),
     heap_size = tonumber(C.iris_heap_size()),
   }, Context)
+  ctx.ccl = require("iris.ccl").new(ctx)
+  return ctx
 end
 
 -- A second call returns the same context. It is an error only when the call asks for what the

@@ -87,6 +87,7 @@ class GpuBackend : public Backend {
   void throw_if_faulted() const { faults_.throw_if_faulted(); }
   bool faulted() const { return faults_.faulted(); }
   typename Api::Stream stream() const { return stream_; }
+  void* native_stream() const override { return stream_; }
 
   const Api calls;  // the vendor calls this shared code makes
 

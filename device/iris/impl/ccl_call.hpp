@@ -1,0 +1,455 @@
+// The protocol of the host collectives (ctx.ccl; docs/collectives.md "The call protocol"): arrivals
+// with call descriptors, mismatch reports, per-block progress and deliveries, all as epochs in the
+// runtime scratch region of every heap. Included by kernels/ccl/*.hip, not by user snippets.
+#ifndef IRIS_IMPL_CCL_CALL_HPP
+#define IRIS_IMPL_CCL_CALL_HPP
+
+namespace iris {
+namespace ccl {
+namespace detail {
+
+constexpr int kMaxRanks = 64;
+constexpr int kMaxBlocks = 512;
+constexpr int kLocks = 256;
+
+// What a rank called, as it tells each member at arrival. Two calls match when everything but `seq`
+// and `epoch` is equal.
+struct CallDescriptor {
+  uint64_t seq;     // the caller's call number (its own count of ctx.ccl calls)
+  uint64_t epoch;   // the pair epoch with the rank it is written to
+  uint64_t count;   // elements of the caller's input
+  uint64_t rows;    // rows of the view the kernel tiles (1 for 1-D)
+  uint64_t group;   // members
+  uint64_t layout;  // hash of the tensors' heap offsets and strides
+  uint32_t kind;    // collective | variant << 8 | dtype << 16 | op << 24
+  int32_t root;
+  uint32_t tiling;  // block_m << 16 | block_n
+  uint32_t grid;    // blocks << 8 | dim
+};
+
+// One per heap at IRIS_CCL_STATE_OFFSET. Indexed by global rank q: written by q unless marked own.
+struct CallState {
+  uint64_t arrived[kMaxRanks];                      // the pair epoch q arrived at (release)
+  uint64_t delivered[kMaxRanks];                    // blocks of q done with this rank's memory (release add)
+  uint64_t pair_epoch[2][kMaxRanks];                // own: calls made with q, after call s in [s % 2]
+  uint64_t expected[2][kMaxRanks];                  // own: deliveries from q accounted for, likewise
+  uint64_t progress[kMaxBlocks];                    // own, read by peers: block b's seq << 32 | step
+  uint32_t locks[kLocks];                           // spinlock: 0 free, 1 held
+  CallDescriptor descriptors[kMaxRanks][2];         // q's call at pair epoch e, in [e % 2]
+};
+static_assert(sizeof(CallState) <= IRIS_CCL_STATE_BYTES, "the collectives' state must fit its region");
+
+enum Collective : int { all_reduce_call = 1, all_gather_call, reduce_scatter_call, all_to_all_call, broadcast_call };
+
+// ---- reports ---------------------------------------------------------------------------------------
+
+// Appends text to the mailbox's message, cut at its end. Out of line: reports are rare and their
+// text is long.
+struct Text {
+  char* out;
+  int used, capacity;
+  __device__ __noinline__ void put(const char* s) {
+    while (*s != '\0' && used < capacity - 1) out[used++] = *s++;
+    out[used] = '\0';
+  }
+  __device__ __noinline__ void put(uint64_t v) {
+    char digits[24];
+    int n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    while (n > 0 && used < capacity - 1) out[used++] = digits[--n];
+    out[used] = '\0';
+  }
+  __device__ __noinline__ void put(int v) {
+    if (v < 0) {
+      put("-");
+      put(static_cast<uint64_t>(-static_cast<int64_t>(v)));
+    } else {
+      put(static_cast<uint64_t>(v));
+    }
+  }
+};
+
+IRIS_DEVICE const char* collective_name(int c) {
+  switch (c) {
+    case all_reduce_call: return "all_reduce";
+    case all_gather_call: return "all_gather";
+    case reduce_scatter_call: return "reduce_scatter";
+    case all_to_all_call: return "all_to_all";
+    case broadcast_call: return "broadcast";
+    default: return "?";
+  }
+}
+// The order of these lists is Lua's (src/lua/iris/ccl.lua): dtype and variant numbers pass as kernel
+// arguments.
+IRIS_DEVICE const char* dtype_name(int d) {
+  const char* names[] = {"bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "uint64", "float16",
+                         "bfloat16", "float32", "float64"};
+  return d >= 0 && d < 12 ? names[d] : "?";
+}
+IRIS_DEVICE const char* variant_name(int v) {
+  const char* names[] = {"one_shot", "two_shot", "ring", "atomic", "spinlock", "persistent", "partitioned", "push"};
+  return v >= 0 && v < 8 ? names[v] : "?";
+}
+IRIS_DEVICE const char* op_name(int o) {
+  const char* names[] = {"sum", "prod", "min", "max", "band", "bor", "bxor"};
+  return o >= 0 && o < 7 ? names[o] : "?";
+}
+
+IRIS_DEVICE void put_group(Text& text, uint64_t group) {
+  text.put("group {");
+  bool first = true;
+  for (int r = 0; r < kMaxRanks; ++r) {
+    if ((group >> r) & 1u) {
+      if (!first) text.put(", ");
+      text.put(r);
+      first = false;
+    }
+  }
+  text.put("}");
+}
+
+// "1024 float32 elements (sum)", with whatever else differs from `other` in the parentheses.
+__device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const CallDescriptor& other) {
+  const int collective = d.kind & 0xff, variant = (d.kind >> 8) & 0xff, dtype = (d.kind >> 16) & 0xff;
+  const int op = static_cast<int>(d.kind >> 24);
+  text.put(d.count);
+  text.put(" ");
+  text.put(dtype_name(dtype));
+  text.put(d.count == 1 ? " element" : " elements");
+  if (d.rows != other.rows) {
+    text.put(" as ");
+    text.put(d.rows);
+    text.put(" rows");
+  }
+  text.put(" (");
+  const bool reduces = collective == all_reduce_call || collective == reduce_scatter_call;
+  if (reduces) text.put(op_name(op));
+  if (collective == broadcast_call) {
+    text.put("root ");
+    text.put(d.root);
+  }
+  bool first = !reduces && collective != broadcast_call;
+  auto next = [&]() {
+    if (!first) text.put(", ");
+    first = false;
+  };
+  if (((d.kind ^ other.kind) >> 8 & 0xff) != 0 && collective == (other.kind & 0xff)) {
+    next();
+    text.put("variant ");
+    text.put(variant_name(variant));
+  }
+  if ((d.grid & 0xff) != (other.grid & 0xff)) {
+    next();
+    text.put("dim ");
+    text.put(static_cast<uint64_t>(d.grid & 0xff));
+  }
+  if (d.group != other.group) {
+    next();
+    put_group(text, d.group);
+  }
+  if (d.tiling != other.tiling) {
+    next();
+    text.put("tiles ");
+    text.put(static_cast<uint64_t>(d.tiling >> 16));
+    text.put(" x ");
+    text.put(static_cast<uint64_t>(d.tiling & 0xffff));
+  }
+  if ((d.grid >> 8) != (other.grid >> 8)) {
+    next();
+    text.put(static_cast<uint64_t>(d.grid >> 8));
+    text.put(" blocks");
+  }
+  // Different tensors matter only when nothing else explains the difference.
+  const bool otherwise_same = d.count == other.count && d.rows == other.rows && d.group == other.group &&
+                              d.kind == other.kind && d.root == other.root && d.tiling == other.tiling &&
+                              d.grid == other.grid;
+  if (d.layout != other.layout && otherwise_same) {
+    next();
+    text.put("other tensors: pass the same heap tensors on every rank");
+  }
+  text.put(")");
+}
+
+// Claims the job's mailbox (the first report wins), lets `write` word the message, and traps.
+template <class Write>
+[[noreturn]] IRIS_DEVICE void report(Write write) {
+  const abi::ModuleState& state = __iris_module_state;
+  abi::DeviceMailbox* box = state.mailbox;
+  if (box != nullptr && ::iris::detail::cas(&box->failed, 0u, 1u, acq_rel, sys) == 0u) {
+    box->rank = state.rank;
+    const char what[] = "ctx.ccl";
+    for (int i = 0; i < static_cast<int>(sizeof what); ++i) box->what[i] = what[i];
+    Text text{box->message, 0, static_cast<int>(sizeof box->message)};
+    write(text);
+    ::iris::fence(release, sys);
+  }
+  ::iris::detail::trap("ctx.ccl: the ranks disagree about a collective call");
+}
+
+IRIS_DEVICE bool same_call(const CallDescriptor& a, const CallDescriptor& b) {
+  return a.count == b.count && a.rows == b.rows && a.group == b.group && a.layout == b.layout && a.kind == b.kind &&
+         a.root == b.root && a.tiling == b.tiling && a.grid == b.grid;
+}
+
+// Out of line, like the other reports: they are rare, and long.
+[[noreturn]] __device__ __noinline__ void report_mismatch(int me, const CallDescriptor& mine, int peer,
+                                              const CallDescriptor& theirs) {
+  report([&](Text& text) {
+    const int mine_collective = mine.kind & 0xff, their_collective = theirs.kind & 0xff;
+    const bool same_collective = mine_collective == their_collective;
+    // The lower rank first, whichever of the two found out.
+    const bool me_first = me < peer;
+    const CallDescriptor& a = me_first ? mine : theirs;
+    const CallDescriptor& b = me_first ? theirs : mine;
+    text.put("ctx.ccl");
+    if (same_collective) {
+      text.put(".");
+      text.put(collective_name(mine_collective));
+    }
+    // "rank 0 called it with ..." or, when the collectives differ, "rank 0 called all_reduce with ...".
+    auto side = [&](const char* lead, int rank, const CallDescriptor& d, const CallDescriptor& other, const char* same) {
+      text.put(lead);
+      text.put(rank);
+      if (same_collective) {
+        text.put(same);
+      } else {
+        text.put(" called ");
+        text.put(collective_name(d.kind & 0xff));
+        text.put(" with ");
+      }
+      describe(text, d, other);
+    };
+    side(": rank ", me_first ? me : peer, a, b, " called it with ");
+    side(", rank ", me_first ? peer : me, b, a, " with ");
+  });
+}
+
+// ---- the call ------------------------------------------------------------------------------------
+
+IRIS_DEVICE uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+struct Call {
+  Team team;
+  CallState* state;  // this rank's
+  uint64_t seq;
+  CallDescriptor mine;
+  const char* name;  // "ctx.ccl.all_reduce", for timeouts
+
+  IRIS_DEVICE bool last_block() const { return blockIdx.x == gridDim.x - 1; }
+  IRIS_DEVICE CallState* state_of(int rank) const { return on(team, state, rank); }
+  // The pair epoch of this call with `rank` (a member).
+  IRIS_DEVICE uint64_t epoch_with(int rank) const { return state->pair_epoch[(seq - 1) & 1][rank] + 1; }
+  // The call number of member `rank` for this call (from its descriptor, once it arrived).
+  IRIS_DEVICE uint64_t seq_of(int rank) const {
+    return rank == team.rank() ? seq : state->descriptors[rank][epoch_with(rank) & 1].seq;
+  }
+
+  // Arrival: block 0 tells every member "my inputs are ready, my outputs free" with its descriptor;
+  // every block then waits for every member's arrival and checks its descriptor. The last block
+  // carries this rank's bookkeeping forward to parity seq % 2, which no block of this call reads.
+  IRIS_DEVICE void begin() const {
+    const int me = team.rank(), t = thread_index(), n = thread_count();
+    if (blockIdx.x == 0) {
+      ::iris::fence(acq_rel, sys);  // the rank's earlier work comes before the arrival
+      for (int i = t; i < team.size; i += n) {
+        const int q = team.rank_of(i);
+        if (q == me) continue;
+        CallDescriptor d = mine;
+        d.epoch = epoch_with(q);
+        *on(team, &state->descriptors[me][d.epoch & 1], q) = d;
+        ::iris::signal_set(&state->arrived[me], d.epoch, me, q, team.ctx.heap_bases);
+      }
+    }
+    if (last_block()) {
+      const uint64_t blocks = gridDim.x;
+      for (int q = t; q < team.ctx.world_size; q += n) {
+        const bool member = (team.members >> q) & 1u;
+        state->pair_epoch[seq & 1][q] = state->pair_epoch[(seq - 1) & 1][q] + (member ? 1 : 0);
+        state->expected[seq & 1][q] = state->expected[(seq - 1) & 1][q] + (member && q != me ? blocks : 0);
+      }
+    }
+    for (int i = t; i < team.size; i += n) {
+      const int q = team.rank_of(i);
+      if (q != me) wait_arrival(q);
+    }
+    __syncthreads();
+  }
+
+  // Completion: every block says it is done with every member's memory; the last block waits until
+  // every member's blocks said so (unless `wait` is false: an async call whose output does not
+  // depend on it).
+  IRIS_DEVICE void end(bool wait) const {
+    const int me = team.rank(), t = thread_index(), n = thread_count();
+    __syncthreads();
+    for (int i = t; i < team.size; i += n) {
+      const int q = team.rank_of(i);
+      if (q != me) ::iris::signal_add(&state->delivered[me], uint64_t{1}, me, q, team.ctx.heap_bases);
+    }
+    if (wait && last_block()) {
+      for (int i = t; i < team.size; i += n) {
+        const int q = team.rank_of(i);
+        if (q != me) {
+          ::iris::detail::wait_for(&state->delivered[q], Cmp::ge, state->expected[seq & 1][q], acquire, sys, name);
+        }
+      }
+    }
+  }
+
+  IRIS_DEVICE void wait_arrival(int q) const {
+    const uint64_t epoch = epoch_with(q);
+    const uint64_t* slot = &state->arrived[q];
+    long long budget = __iris_module_state.wait_timeout_ns;
+    if (budget <= 0) budget = 10000000000ll;
+    const unsigned long long start = ::iris::detail::clock_ns();
+    for (unsigned int spin = 1;; ++spin) {
+      const uint64_t seen = ::iris::detail::atomic_load(slot, acquire, sys);
+      if (seen >= epoch) break;
+      if ((spin & 63u) == 0u) {
+        const unsigned long long waited = ::iris::detail::clock_ns() - start;
+        if (waited > static_cast<unsigned long long>(budget)) report_absent(q, seen, epoch, waited);
+      }
+      ::iris::detail::pause();
+    }
+    const CallDescriptor& theirs = state->descriptors[q][epoch & 1];
+    if (!same_call(mine, theirs)) report_mismatch(team.rank(), mine, q, theirs);
+  }
+
+  [[noreturn]] __device__ __noinline__ void report_absent(int q, uint64_t made, uint64_t epoch,
+                                              unsigned long long waited_ns) const {
+    const int me = team.rank();
+    report([&](Text& text) {
+      text.put(name);
+      text.put(" on rank ");
+      text.put(me);
+      text.put(": rank ");
+      text.put(q);
+      text.put(" did not call it within ");
+      text.put(static_cast<uint64_t>(waited_ns / 1000000000ull));
+      text.put(" s (");
+      put_group(text, team.members);
+      text.put("; rank ");
+      text.put(q);
+      text.put(" made ");
+      text.put(made);
+      text.put(made == 1 ? " collective call" : " collective calls");
+      text.put(" with rank ");
+      text.put(me);
+      text.put(", this is rank ");
+      text.put(me);
+      text.put("'s call number ");
+      text.put(epoch);
+      text.put(" with it)");
+    });
+  }
+};
+
+// A tensor the peers reach in this rank's heap: it must be the same tensor (offset and row stride)
+// on every rank. Tensors only this rank touches may differ (an all_gather's input may be the rank's
+// own chunk of the output).
+struct Shared {
+  const void* ptr;
+  int64_t stride;
+};
+
+// Sets up the call: the members, this rank's descriptor (the layout hash from the shared tensors' heap
+// offsets and strides).
+IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int collective, uint64_t group, uint64_t seq,
+                           int variant, int dtype, int op, int root, uint64_t count, uint64_t rows, int dim,
+                           int block_m, int block_n, Shared a, Shared b) {
+  Call c;
+  c.team = team(ctx, group);
+  const uintptr_t base = static_cast<uintptr_t>(ctx.heap_bases[ctx.rank]);
+  c.state = reinterpret_cast<CallState*>(base + IRIS_CCL_STATE_OFFSET);
+  c.seq = seq;
+  c.name = name;
+  CallDescriptor& d = c.mine;
+  d.seq = seq;
+  d.epoch = 0;
+  d.count = count;
+  d.rows = rows;
+  d.group = group;
+  uint64_t h = 0;
+  const Shared shared[2] = {a, b};
+  for (const Shared& t : shared) {
+    if (t.ptr == nullptr) continue;
+    h = mix(h, reinterpret_cast<uintptr_t>(t.ptr) - base);
+    if (rows > 1) h = mix(h, static_cast<uint64_t>(t.stride));  // a single row has no stride to speak of
+  }
+  d.layout = h;
+  d.kind = static_cast<uint32_t>(collective) | static_cast<uint32_t>(variant) << 8 |
+           static_cast<uint32_t>(dtype) << 16 | static_cast<uint32_t>(op) << 24;
+  d.root = root;
+  d.tiling = static_cast<uint32_t>(block_m) << 16 | static_cast<uint32_t>(block_n);
+  d.grid = static_cast<uint32_t>(gridDim.x) << 8 | static_cast<uint32_t>(dim);
+  return c;
+}
+
+// The Sync of the host collectives: kReady is the arrival (every block waited for it in begin()) and
+// kDone the deliveries (end()), so both cost nothing per tile; the middle steps are this block's
+// progress, `ordinal` counting the tiles the block handled in this call (the same tiles in the same
+// order on every rank).
+struct CallSync {
+  const Call* call;
+  uint64_t ordinal;
+
+  IRIS_DEVICE uint64_t value(uint64_t seq, int step) const { return seq << 32 | (ordinal * 4 + static_cast<uint64_t>(step)); }
+  IRIS_DEVICE bool active(int step) const { return step != kReady && step != kDone; }
+  IRIS_DEVICE void publish(int step) const {
+    ::iris::detail::atomic_store(&call->state->progress[blockIdx.x], value(call->seq, step), release, sys);
+  }
+  IRIS_DEVICE void wait(int rank, int step) const {
+    const uint64_t* slot = &call->state_of(rank)->progress[blockIdx.x];
+    ::iris::detail::wait_for(slot, Cmp::ge, value(call->seq_of(rank), step), acquire, sys, call->name);
+  }
+};
+
+// Runs `statement` with T the element type of dtype number `dtype` (the order of dtype_name). A macro,
+// not a generic lambda: NVRTC compiles no lambdas in device code.
+#define IRIS_CCL_FOR_DTYPE(dtype, T, statement)                  \
+  switch (dtype) {                                                \
+    case 0: { typedef bool T; statement; } break;                 \
+    case 1: { typedef int8_t T; statement; } break;               \
+    case 2: { typedef uint8_t T; statement; } break;              \
+    case 3: { typedef int16_t T; statement; } break;              \
+    case 4: { typedef int32_t T; statement; } break;              \
+    case 5: { typedef uint32_t T; statement; } break;             \
+    case 6: { typedef int64_t T; statement; } break;              \
+    case 7: { typedef uint64_t T; statement; } break;             \
+    case 8: { typedef ::iris::half T; statement; } break;         \
+    case 9: { typedef ::iris::bfloat16 T; statement; } break;     \
+    case 10: { typedef float T; statement; } break;               \
+    default: { typedef double T; statement; } break;              \
+  }
+
+// The same for collectives that only copy: T is the unsigned integer of the dtype's size.
+#define IRIS_CCL_FOR_SIZE(dtype, T, statement)                          \
+  switch (::iris::ccl::detail::dtype_size(dtype)) {                     \
+    case 1: { typedef uint8_t T; statement; } break;                    \
+    case 2: { typedef uint16_t T; statement; } break;                   \
+    case 4: { typedef uint32_t T; statement; } break;                   \
+    default: { typedef uint64_t T; statement; } break;                  \
+  }
+
+IRIS_DEVICE int dtype_size(int d) { return d <= 2 ? 1 : d == 3 || d == 8 || d == 9 ? 2 : d == 4 || d == 5 || d == 10 ? 4 : 8; }
+
+// Variant numbers, as Lua passes them (the order of variant_name).
+namespace variant {
+enum : int { one_shot = 0, two_shot, ring, atomic, spinlock, persistent, partitioned, push };
+}  // namespace variant
+
+// The lock of a tile: tiles share the rank's locks by index.
+IRIS_DEVICE uint32_t* lock_of(const Call& call, int64_t tile_index) {
+  return &call.state->locks[tile_index % kLocks];
+}
+
+}  // namespace detail
+}  // namespace ccl
+}  // namespace iris
+
+#endif  // IRIS_IMPL_CCL_CALL_HPP

@@ -1,0 +1,48 @@
+// ctx.ccl.all_gather (src/lua/iris/ccl.lua; docs/collectives.md): every member writes its inp into
+// chunk (its index) of every member's out. The tiles are those of one chunk (rows x cols), and chunk i
+// of out starts chunk_step elements after chunk i - 1.
+//   persistent:  block b pushes tiles b, b + blocks, ... to every member
+//   partitioned: blocks are split among the members (blocks is a multiple of the group size): block b
+//                pushes tiles b / size, b / size + blocks / size, ... to member b % size
+#include <iris/impl/ccl_call.hpp>
+
+namespace {
+
+using namespace iris::ccl;
+
+// Out of line: the compilers handle each element type's code as a function of its own.
+template <class T>
+__device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out, long rows, long cols, long in_stride,
+                    long out_stride, long chunk_step, int block_m, int block_n, int variant) {
+  const View<const T> src = view(inp, rows, cols, in_stride);
+  const View<T> dst = view(out, rows, cols, out_stride, chunk_step);
+  const Team& team = call.team;
+  const int64_t tiles = src.tiles(block_m, block_n);
+  if (variant == detail::variant::partitioned) {
+    const int per_member = gridDim.x / team.size;
+    const int to = team.rank_of(static_cast<int>(blockIdx.x) % team.size);
+    const View<T> mine = dst.chunk(team.index);
+    for (int64_t t = blockIdx.x / team.size; t < tiles; t += per_member) {
+      copy_tile(team.ctx, tile(t, src, block_m, block_n), src, team.rank(), mine, to);
+    }
+    return;
+  }
+  uint64_t ordinal = 0;
+  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
+    all_gather(team, tile(t, src, block_m, block_n), src, dst, detail::CallSync{&call, ordinal++});
+  }
+}
+
+}  // namespace
+
+// dim only names the call in a mismatch report: chunk_step already says where the chunks are.
+__global__ void ccl_all_gather(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
+                           long chunk_step, int block_m, int block_n, int dtype, int dim, int variant,
+                           uint32_t group_lo, uint32_t group_hi, uint64_t seq, iris::Context ctx) {
+  const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
+  const detail::Call call = detail::make_call(ctx, "ctx.ccl.all_gather", detail::all_gather_call, group, seq, variant,
+                                              dtype, 0, 0, rows * cols, rows, dim, block_m, block_n, {out, out_stride}, {nullptr, 0});
+  call.begin();
+  IRIS_CCL_FOR_SIZE(dtype, T, run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, chunk_step, block_m, block_n, variant))
+  call.end(true);  // this rank's out is complete once every member delivered
+}

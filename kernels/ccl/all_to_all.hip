@@ -1,0 +1,35 @@
+// ctx.ccl.all_to_all (src/lua/iris/ccl.lua; docs/collectives.md): chunk j of member i's inp lands in
+// chunk i of member j's out. The tiles are those of one chunk (rows x cols); chunk j starts
+// chunk_step elements (in_chunk_step for inp) after chunk j - 1. Block b pushes tiles b, b + blocks, ...
+// of every chunk to its member.
+#include <iris/impl/ccl_call.hpp>
+
+namespace {
+
+using namespace iris::ccl;
+
+// Out of line: the compilers handle each element type's code as a function of its own.
+template <class T>
+__device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out, long rows, long cols, long in_stride,
+                    long out_stride, long in_chunk_step, long out_chunk_step, int block_m, int block_n) {
+  const View<const T> src = view(inp, rows, cols, in_stride, in_chunk_step);
+  const View<T> dst = view(out, rows, cols, out_stride, out_chunk_step);
+  uint64_t ordinal = 0;
+  for (int64_t t = blockIdx.x; t < dst.tiles(block_m, block_n); t += gridDim.x) {
+    all_to_all(call.team, tile(t, dst, block_m, block_n), src, dst, detail::CallSync{&call, ordinal++});
+  }
+}
+
+}  // namespace
+
+__global__ void ccl_all_to_all(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
+                           long in_chunk_step, long out_chunk_step, int block_m, int block_n, int dtype, int dim,
+                           uint32_t group_lo, uint32_t group_hi, uint64_t seq, iris::Context ctx) {
+  const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
+  const detail::Call call = detail::make_call(ctx, "ctx.ccl.all_to_all", detail::all_to_all_call, group, seq,
+                                              detail::variant::push, dtype, 0, 0, rows * cols * __popcll(group), rows, dim,
+                                              block_m, block_n, {out, out_stride}, {nullptr, 0});
+  call.begin();
+  IRIS_CCL_FOR_SIZE(dtype, T, run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, in_chunk_step, out_chunk_step, block_m, block_n))
+  call.end(true);  // this rank's out is complete once every member delivered
+}

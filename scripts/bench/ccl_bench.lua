@@ -1,0 +1,247 @@
+-- ccl_bench: every ctx.ccl collective and variant over a range of sizes, against NCCL (cuda), RCCL (hip) or MPI (cpu) measured in the same run.
+--   mpirun -np 2 iris-lua scripts/bench/ccl_bench.lua [--min SIZE] [--max SIZE] [--collective LIST] [--variant LIST]
+--                                                     [--dtype DTYPE] [--repeats N] [--csv FILE]
+-- SIZE: bytes of the whole buffer as nccl-tests counts it (all_reduce, all_to_all, broadcast: the
+-- tensor; all_gather: the output; reduce_scatter: the input), 4KiB to 1GiB by powers of 2 (cpu: to
+-- 1MiB). LIST: comma-separated names. Time: median over `repeats` batches of back-to-back calls (a
+-- batch lasts about 2 ms), per call, the slowest rank's; bus bandwidth as nccl-tests computes it:
+-- size / time x 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter, all_to_all), 1 (broadcast).
+-- "x ref": reference time / our time (above 1: faster than the reference). Results are checked.
+local ffi = require "ffi"
+local C = ffi.C
+
+local COLLECTIVES = {
+  all_reduce = { "auto", "one_shot", "two_shot", "ring", "atomic", "spinlock" },
+  all_gather = { "auto", "persistent", "partitioned" },
+  reduce_scatter = { "auto" },
+  all_to_all = { "auto" },
+  broadcast = { "auto" },
+}
+local ORDER = { "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast" }
+local BUS_FACTOR = {
+  all_reduce = function(n) return 2 * (n - 1) / n end,
+  all_gather = function(n) return (n - 1) / n end,
+  reduce_scatter = function(n) return (n - 1) / n end,
+  all_to_all = function(n) return (n - 1) / n end,
+  broadcast = function() return 1 end,
+}
+-- Iris's comparison variants do an atomic (or a lock round trip) per element: past this size they
+-- only make the sweep long.
+local SLOW_VARIANT_MAX = { atomic = 64 * 1024 * 1024, spinlock = 64 * 1024 * 1024 }
+local BATCH_SECONDS = 0.002
+
+local function usage(message)
+  io.stderr:write(("ccl_bench: %s\n"):format(message))
+  os.exit(2)
+end
+
+local function parse_bytes(text, what)
+  local out = ffi.new("uint64_t[1]")
+  if C.iris_parse_byte_size(text, what, out) ~= 0 then usage(ffi.string(C.iris_last_error())) end
+  return tonumber(out[0])
+end
+
+local function split(text)
+  local list = {}
+  for item in text:gmatch("[^,]+") do list[#list + 1] = item end
+  return list
+end
+
+local backend_guess = os.getenv("IRIS_BACKEND") or ((io.open("/proc/driver/nvidia/version") or io.open("/dev/kfd"))
+  and "gpu" or "cpu")
+local options = { min = "4KiB", max = backend_guess == "cpu" and "1MiB" or "1GiB", dtype = "float32", repeats = 5 }
+local i = 1
+while i <= #arg do
+  local name, value = arg[i]:match("^%-%-(%w+)$"), arg[i + 1]
+  if not name or value == nil then usage("options: --min --max --collective --variant --dtype --repeats --csv, each "
+    .. "with a value; got '" .. tostring(arg[i]) .. "'") end
+  options[name] = value
+  i = i + 2
+end
+local min_bytes, max_bytes = parse_bytes(options.min, "--min"), parse_bytes(options.max, "--max")
+local repeats = tonumber(options.repeats) or usage("--repeats takes a number")
+local wanted = options.collective and split(options.collective) or ORDER
+for _, c in ipairs(wanted) do
+  if not COLLECTIVES[c] then usage("unknown collective '" .. c .. "' (" .. table.concat(ORDER, ", ") .. ")") end
+end
+local variants_wanted = options.variant and split(options.variant)
+
+local ctx = iris.init { heap_size = 2 * max_bytes + 64 * 1024 * 1024 }
+local W, me = ctx.world_size, ctx.rank
+local dtype = options.dtype
+local element = ctx:zeros(1, dtype):element_size()
+
+local function human(bytes) return ffi.string(C.iris_human_bytes(bytes)) end
+local function progress(text) if me == 0 then io.stderr:write("[ccl_bench] ", text, "\n") end end
+
+-- The slowest rank's value (every rank gets it).
+local function slowest(value)
+  local worst = value
+  for r = 0, W - 1 do worst = math.max(worst, ctx:broadcast(value, r)) end
+  return worst
+end
+
+-- Milliseconds per call of fn: batches of back-to-back calls, as many as last BATCH_SECONDS (rank
+-- 0's estimate, so every rank makes the same calls), median over `repeats` batches.
+local function time_per_call(fn)
+  fn()
+  local probe = iris.bench(fn, { warmup = 1, iters = 3 }).median_ms
+  local calls = ctx:broadcast(math.max(1, math.min(1000, math.floor(BATCH_SECONDS * 1e3 / math.max(probe, 1e-4)))), 0)
+  local batch = iris.bench(function() for _ = 1, calls do fn() end end, { warmup = 1, iters = repeats })
+  return slowest(batch.median_ms / calls)
+end
+
+-- ---- the reference ----------------------------------------------------------------------------------
+
+local reference = { name = "none" }
+do
+  local kind = ctx.backend == "cuda" and "nccl" or ctx.backend == "hip" and "rccl" or "mpi"
+  local id = ffi.new("uint8_t[128]")
+  local ok, reason = true, nil
+  if kind ~= "mpi" then
+    if me == 0 and C.iris_reference_unique_id(kind, id, 128) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
+    local shared = ctx:broadcast({ ok = ok, reason = reason, id = ok and ffi.string(id, 128) or nil }, 0)
+    ok, reason = shared.ok, shared.reason
+    if ok then ffi.copy(id, shared.id, 128) end
+  end
+  local out = ffi.new("iris_reference*[1]")
+  if ok and C.iris_reference_open(kind, id, 128, out) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
+  -- Every rank must agree: one that could not open it takes the reference away from all.
+  for r = 0, W - 1 do
+    local theirs = ctx:broadcast({ ok = ok, reason = reason }, r)
+    if not theirs.ok and ok then
+      ok, reason = false, ("rank %d: %s"):format(r, theirs.reason)
+      if out[0] ~= nil then C.iris_reference_close(out[0]) end
+    end
+  end
+  if ok then
+    reference = { name = kind:upper(), handle = out[0] }
+  else
+    reference.why = reason
+  end
+end
+
+local function reference_time(collective, send, recv, count, root)
+  if not reference.handle then return nil end
+  local function call()
+    assert(C.iris_reference_run(reference.handle, collective, send:data_ptr(), recv:data_ptr(), count, dtype, "sum", root,
+      1) == 0, ffi.string(C.iris_last_error()))
+  end
+  local ok, result = pcall(time_per_call, call)
+  if not ok then
+    progress(("%s %s: %s"):format(reference.name, collective, tostring(result)))
+    return nil
+  end
+  return result
+end
+
+-- ---- one size of one collective ----------------------------------------------------------------------
+
+-- The tensors (input, output) of `collective` for `count` elements in the whole buffer, and the count
+-- as the reference library wants it.
+local function buffers(collective, count)
+  local per = count / W
+  if collective == "all_gather" then return ctx:ones(per, dtype), ctx:zeros(count, dtype), per end
+  if collective == "reduce_scatter" then return ctx:ones(count, dtype), ctx:zeros(per, dtype), per end
+  if collective == "all_to_all" then return ctx:ones(count, dtype), ctx:zeros(count, dtype), per end
+  if collective == "broadcast" then
+    local t = ctx:ones(count, dtype)
+    return t, t, count
+  end
+  return ctx:ones(count, dtype), ctx:zeros(count, dtype), count
+end
+
+local function run(collective, variant, inp, out)
+  local opts = variant ~= "auto" and { variant = variant } or nil
+  if collective == "broadcast" then return function() ctx.ccl.broadcast(out, 0, opts) end end
+  local fn = ctx.ccl[collective]
+  return function() fn(out, inp, opts) end
+end
+
+-- Every element of out after a call: W for the reductions of ones, 1 otherwise.
+local function check(collective, variant, out)
+  local expected = (collective == "all_reduce" or collective == "reduce_scatter") and W or 1
+  local n = out:numel()
+  for _, k in ipairs { 1, math.floor(n / 2) + 1, n } do
+    local got = out:get(k)
+    if got ~= expected then
+      error(("%s %s: element %d is %s, expected %s (rank %d)"):format(collective, variant, k, tostring(got), expected, me))
+    end
+  end
+end
+
+local rows, csv = {}, nil
+if options.csv and me == 0 then
+  csv = assert(io.open(options.csv, "w"))
+  csv:write("collective,dtype,ranks,backend,bytes,variant,time_us,busbw_gbs,reference,reference_time_us,"
+    .. "reference_busbw_gbs,x_reference\n")
+end
+
+local function record(collective, bytes, variant, us, ref_us)
+  local factor = BUS_FACTOR[collective](W)
+  local busbw = bytes / (us * 1e-6) / 1e9 * factor
+  local ref_busbw = ref_us and bytes / (ref_us * 1e-6) / 1e9 * factor
+  local ratio = ref_us and ref_us / us
+  rows[#rows + 1] = { collective = collective, bytes = bytes, variant = variant, us = us, busbw = busbw,
+    ref_us = ref_us, ref_busbw = ref_busbw, ratio = ratio }
+  if csv then
+    csv:write(("%s,%s,%d,%s,%d,%s,%.3f,%.3f,%s,%s,%s,%s\n"):format(collective, dtype, W, ctx.backend, bytes, variant, us,
+      busbw, reference.name, ref_us and ("%.3f"):format(ref_us) or "", ref_busbw and ("%.3f"):format(ref_busbw) or "",
+      ratio and ("%.3f"):format(ratio) or ""))
+  end
+end
+
+for _, collective in ipairs(wanted) do
+  local variants = {}
+  for _, v in ipairs(COLLECTIVES[collective]) do
+    if not variants_wanted then
+      variants[#variants + 1] = v
+    else
+      for _, w in ipairs(variants_wanted) do if w == v then variants[#variants + 1] = v end end
+    end
+  end
+  local bytes = min_bytes
+  while bytes <= max_bytes do
+    local count = math.floor(bytes / element / W) * W -- divisible among the ranks
+    if count > 0 then
+      local actual = count * element
+      local inp, out, ref_count = buffers(collective, count)
+      local ref_us = reference_time(collective, inp, out, ref_count, 0)
+      ref_us = ref_us and ref_us * 1e3
+      progress(("%s %s: %s %s"):format(collective, human(actual), reference.name,
+        ref_us and ("%.2f us"):format(ref_us) or "-"))
+      for _, variant in ipairs(variants) do
+        if actual <= (SLOW_VARIANT_MAX[variant] or math.huge) then
+          local fn = run(collective, variant, inp, out)
+          local us = time_per_call(fn) * 1e3
+          check(collective, variant, out)
+          progress(("%s %s: %s %.2f us"):format(collective, human(actual), variant, us))
+          record(collective, actual, variant, us, ref_us)
+        end
+      end
+      inp:free()
+      if out ~= inp then out:free() end
+    end
+    bytes = bytes * 2
+  end
+end
+
+if reference.handle then C.iris_reference_close(reference.handle) end
+if csv then csv:close() end
+
+if me == 0 then
+  print(("ctx.ccl on %d rank%s, backend %s (%s), %s; reference: %s%s"):format(W, W == 1 and "" or "s", ctx.backend,
+    ctx.device_name, dtype, reference.name, reference.why and (" (" .. reference.why .. ")") or ""))
+  local current
+  for _, row in ipairs(rows) do
+    if row.collective ~= current then
+      current = row.collective
+      print()
+      print(("%-14s %10s  %-11s %10s %11s  %10s %11s  %7s"):format(current, "size", "variant", "time us", "busbw GB/s",
+        "ref us", "ref GB/s", "x ref"))
+    end
+    print(("%-14s %10s  %-11s %10.2f %11.2f  %10s %11s  %7s"):format("", human(row.bytes), row.variant, row.us,
+      row.busbw, row.ref_us and ("%.2f"):format(row.ref_us) or "-", row.ref_busbw and ("%.2f"):format(row.ref_busbw) or "-",
+      row.ratio and ("%.2f"):format(row.ratio) or "-"))
+  end
+end

@@ -1,0 +1,505 @@
+-- ctx.ccl: collectives over the symmetric heap, run by persistent kernels (docs/collectives.md has
+-- the design, the pictures and the protocol).
+--
+-- Policy lives here: arguments checked at the user's line, the views each kernel tiles, the variant
+-- and grid `auto` picks, the debug line that shows the choice. Each collective is one kernel file under
+-- kernels/ccl/ (compiled once per process through iris.kernel.builtin) and one function below.
+local ffi = require "ffi"
+local errors = require "iris.errors"
+local tensor = require "iris.tensor"
+local kernel = require "iris.kernel"
+local C = ffi.C
+
+local M = {}
+
+-- Numbers the kernels receive (device/iris/impl/ccl_call.hpp: dtype_name, variant_name, op_name).
+local DTYPE_CODE = { bool = 0, int8 = 1, uint8 = 2, int16 = 3, int32 = 4, uint32 = 5, int64 = 6, uint64 = 7,
+  float16 = 8, bfloat16 = 9, float32 = 10, float64 = 11 }
+local OP_CODE = { sum = 0, prod = 1, min = 2, max = 3, band = 4, bor = 5, bxor = 6 }
+local VARIANT_CODE = { one_shot = 0, two_shot = 1, ring = 2, atomic = 3, spinlock = 4, persistent = 5,
+  partitioned = 6, push = 7 }
+local VARIANTS = {
+  all_reduce = { "one_shot", "two_shot", "ring", "atomic", "spinlock" },
+  all_gather = { "persistent", "partitioned" },
+  reduce_scatter = { "two_shot" },
+  all_to_all = { "push" },
+  broadcast = { "push" },
+}
+
+local MAX_RANKS = 64    -- the state's slots per peer (IRIS_CCL_STATE_BYTES)
+local MAX_BLOCKS = 512  -- progress slots
+local MAX_THREADS = 1024
+-- A block holds a tile in registers (device/iris/impl/ccl_fragment.hpp): units of 16 bytes (shorter at
+-- row ends), 8 elements per thread on GPUs, 64 on the cpu backend (at least one unit).
+local UNIT_BYTES = 16
+local TILE_ELEMENTS_PER_THREAD = { gpu = 8, cpu = 64 }
+local DEFAULT_TILE = { 32, 64 } -- Iris's
+
+local OPTIONS = { op = true, variant = true, dim = true, group = true, async = true, block_m = true, block_n = true,
+  blocks = true }
+
+-- ---- the variant table (auto) --------------------------------------------------------------------------
+-- Per device class, per collective: the first row whose bounds the call is within (bytes of one rank's
+-- input, members) gives the variant and the persistent grid (capped by the tiles there are). The
+-- reasoning is here, the measurements in docs/perf.md ("Collectives").
+local KiB = 1024
+local ANY = math.huge
+local AUTO = {
+  gpu = {
+    all_reduce = {
+      -- A launch and one round of reads: one_shot's latency wins while the W - 1 copies of the message
+      -- it reads stay cheap (at 8 ranks they are 7 messages' worth).
+      { max_bytes = 256 * KiB, max_ranks = 4, variant = "one_shot", blocks = 32 },
+      { max_bytes = 64 * KiB, max_ranks = ANY, variant = "one_shot", blocks = 32 },
+      -- Above, two_shot reads and writes (W-1)/W of the message: the bandwidth-optimal volume. Its grid
+      -- is large: NVLink needs many requests in flight (docs/perf.md: put_block's plateau).
+      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 256 },
+    },
+    all_gather = { { max_bytes = ANY, max_ranks = ANY, variant = "persistent", blocks = 128 } },
+    reduce_scatter = { { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 128 } },
+    all_to_all = { { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 } },
+    broadcast = { { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 } },
+  },
+  -- The cpu backend runs a launch's blocks on a few threads per rank: more blocks only queue. On the
+  -- development machine (docs/perf.md) one_shot led up to 16 KiB and two_shot above.
+  cpu = {
+    all_reduce = {
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "one_shot", blocks = 4 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 4 },
+    },
+    all_gather = { { max_bytes = ANY, max_ranks = ANY, variant = "persistent", blocks = 4 } },
+    reduce_scatter = { { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 4 } },
+    all_to_all = { { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 4 } },
+    broadcast = { { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 4 } },
+  },
+}
+
+local function choose(table_of, collective, bytes, ranks)
+  for _, row in ipairs(table_of[collective]) do
+    if bytes <= row.max_bytes and ranks <= row.max_ranks then return row end
+  end
+end
+
+local function human(bytes) return ffi.string(C.iris_human_bytes(bytes)) end
+
+-- ---- argument checks ------------------------------------------------------------------------------------
+
+local function describe(v)
+  if tensor.is_tensor(v) then return ("a %s tensor"):format(v.dtype) end
+  if type(v) == "string" then return ("'%s'"):format(v) end
+  return type(v) == "nil" and "nil" or ("%s %s"):format(type(v), tostring(v))
+end
+
+local function check_tensor(what, name, t, writable)
+  if not tensor.is_tensor(t) then
+    errors.raise("invalid_argument", "%s: %s must be a heap tensor, got %s", what, name, describe(t))
+  end
+  tensor.check_live(t, what, true)
+  if writable then tensor.check_writable(t, what) end
+  if t._ndim > 0 and t._strides[t._ndim] ~= 1 and t._shape[t._ndim] > 1 then
+    errors.raise("invalid_argument", "%s: %s's last dimension is not contiguous", what, name)
+  end
+end
+
+local function positive_integer(what, name, v, max)
+  if type(v) ~= "number" or v % 1 ~= 0 or v < 1 or v > max then
+    errors.raise("invalid_argument", "%s: %s must be an integer from 1 to %d, got %s", what, name, max, describe(v))
+  end
+  return v
+end
+
+local function group_text(list)
+  return "{" .. table.concat(list, ", ") .. "}"
+end
+
+-- The members of `group` (nil: every rank), sorted, with this rank's index among them.
+local function read_group(what, ctx, group)
+  local members = {}
+  if group == nil then
+    for r = 0, ctx.world_size - 1 do members[#members + 1] = r end
+  else
+    if type(group) ~= "table" or tensor.is_tensor(group) then
+      errors.raise("invalid_argument", "%s: group must be a list of 0-based ranks such as {0, 1}, got %s", what,
+        describe(group))
+    end
+    local seen = {}
+    for i = 1, #group do
+      local r = group[i]
+      if type(r) ~= "number" or r % 1 ~= 0 or r < 0 or r >= ctx.world_size then
+        errors.raise("invalid_argument", "%s: group[%d] = %s is not a rank from 0 to %d", what, i, describe(r),
+          ctx.world_size - 1)
+      end
+      if seen[r] then errors.raise("invalid_argument", "%s: rank %d is in the group twice", what, r) end
+      seen[r] = true
+      members[#members + 1] = r
+    end
+    if #members == 0 then errors.raise("invalid_argument", "%s: the group is empty", what) end
+    table.sort(members)
+  end
+  local index
+  for i, r in ipairs(members) do
+    if r == ctx.rank then index = i - 1 end
+  end
+  if not index then
+    errors.raise("invalid_argument", "%s: rank %d is not in the group %s; only members call a collective", what,
+      ctx.rank, group_text(members))
+  end
+  local lo, hi = 0, 0
+  for _, r in ipairs(members) do
+    if r < 32 then lo = lo + 2 ^ r else hi = hi + 2 ^ (r - 32) end
+  end
+  return { members = members, size = #members, index = index, lo = lo, hi = hi }
+end
+
+-- opts with defaults; `reducing`: op applies.
+local function read_options(what, collective, opts, dt, reducing)
+  if opts == nil then opts = {} end
+  if type(opts) ~= "table" or tensor.is_tensor(opts) then
+    errors.raise("invalid_argument", "%s: options must be a table such as {op = \"sum\"}, got %s", what, describe(opts))
+  end
+  for key in pairs(opts) do
+    if not OPTIONS[key] then
+      errors.raise("invalid_argument", "%s: unknown option '%s' (options: op, variant, dim, group, async, block_m, "
+        .. "block_n, blocks)", what, tostring(key))
+    end
+  end
+  local o = {}
+  o.op = opts.op or "sum"
+  if reducing then
+    if OP_CODE[o.op] == nil then
+      errors.raise("invalid_argument", "%s: op must be \"sum\", \"prod\", \"min\", \"max\", \"band\", \"bor\" or \"bxor\", "
+        .. "got %s", what, describe(o.op))
+    end
+    if OP_CODE[o.op] >= 4 and dt.kind == "float" then
+      errors.raise("invalid_argument", "%s: op \"%s\" takes integers or bool, not %s", what, o.op, dt.name)
+    end
+  elseif opts.op ~= nil then
+    errors.raise("invalid_argument", "%s takes no op", what)
+  end
+  o.variant = opts.variant or "auto"
+  local known = o.variant == "auto"
+  for _, v in ipairs(VARIANTS[collective]) do known = known or v == o.variant end
+  if not known then
+    errors.raise("invalid_argument", "%s: variant must be \"auto\" or \"%s\", got %s", what,
+      table.concat(VARIANTS[collective], "\", \""), describe(o.variant))
+  end
+  o.dim = opts.dim or 1
+  if o.dim ~= 1 and o.dim ~= 2 then
+    errors.raise("invalid_argument", "%s: dim must be 1 or 2, got %s", what, describe(o.dim))
+  end
+  if opts.async ~= nil and type(opts.async) ~= "boolean" then
+    errors.raise("invalid_argument", "%s: async must be true or false, got %s", what, describe(opts.async))
+  end
+  o.async = opts.async or false
+  o.block_m = opts.block_m and positive_integer(what, "block_m", opts.block_m, 65535)
+  o.block_n = opts.block_n and positive_integer(what, "block_n", opts.block_n, 65535)
+  o.blocks = opts.blocks and positive_integer(what, "blocks", opts.blocks, MAX_BLOCKS)
+  o.group = opts.group
+  return o
+end
+
+-- ---- views ----------------------------------------------------------------------------------------------
+
+-- First and one-past-last byte a tensor touches (its heap offset range).
+local function extent(t)
+  if t._numel == 0 then return t._offset, t._offset end
+  local last = 0
+  for d = 1, t._ndim do last = last + (t._shape[d] - 1) * t._strides[d] end
+  return t._offset, t._offset + (last + 1) * t._dt.size
+end
+
+local function same_layout(a, b)
+  if a._offset ~= b._offset or a._ndim ~= b._ndim then return false end
+  for d = 1, a._ndim do
+    if a._shape[d] ~= b._shape[d] or (a._shape[d] > 1 and a._strides[d] ~= b._strides[d]) then return false end
+  end
+  return true
+end
+
+local function overlap(a, b)
+  local a0, a1 = extent(a)
+  local b0, b1 = extent(b)
+  return a0 < b1 and b0 < a1
+end
+
+local function shape_text(t) return tensor.shape_text(t._shape) end
+
+local function check_same_shape(what, out, inp)
+  local same = out._ndim == inp._ndim
+  for d = 1, out._ndim do same = same and out._shape[d] == inp._shape[d] end
+  if not same then
+    errors.raise("invalid_argument", "%s: out has shape %s, inp %s; they must be the same", what, shape_text(out),
+      shape_text(inp))
+  end
+end
+
+local function check_dtypes(what, out, inp)
+  if out.dtype ~= inp.dtype then
+    errors.raise("invalid_argument", "%s: out is %s, inp is %s; they must have the same dtype", what, out.dtype, inp.dtype)
+  end
+end
+
+-- A 2-D view (rows, cols, row stride) of t; nil when t has more than 2 dimensions and is not contiguous.
+local function rows_cols(t)
+  if t._ndim <= 1 then return 1, t._numel, t._numel end
+  if t._ndim == 2 then return t._shape[1], t._shape[2], t._strides[1] end
+end
+
+local function need_2d(what, name, t)
+  if t._ndim > 2 then
+    errors.raise("invalid_argument", "%s: %s is a %d-d view that is not contiguous; collectives take 1-d and 2-d tensors "
+      .. "(and contiguous tensors of any shape)", what, name, t._ndim)
+  end
+end
+
+-- ---- launching -------------------------------------------------------------------------------------------
+
+-- Threads for a block to hold a bm x bn tile of `dt` (`elements` per thread), or an error saying the tile
+-- is too large.
+local function threads_for(what, bm, bn, dt, elements)
+  local per_unit = UNIT_BYTES / dt.size
+  local units_per_thread = math.max(1, elements / per_unit)
+  local units = bm * math.ceil(bn / per_unit)
+  local threads = math.ceil(units / units_per_thread / 32) * 32
+  if threads > MAX_THREADS then
+    errors.raise("invalid_argument", "%s: tiles of %d x %d %s elements are too large: a block holds a tile in "
+      .. "registers, %d elements per thread of at most %d threads", what, bm, bn, dt.name,
+      units_per_thread * per_unit, MAX_THREADS)
+  end
+  return math.max(32, threads)
+end
+
+local function tiles_of(rows, cols, bm, bn)
+  return math.ceil(rows / bm) * math.ceil(cols / bn)
+end
+
+function M.new(ctx)
+  local state = { seq = 0 }
+  local ccl = {}
+
+  local function module(name)
+    local m = state[name]
+    if not m then
+      m = kernel.builtin("ccl/" .. name)
+      state[name] = m
+    end
+    return m
+  end
+
+  local device_class = ctx.backend == "cpu" and "cpu" or "gpu"
+  local elements_per_thread = TILE_ELEMENTS_PER_THREAD[device_class]
+  local auto = AUTO[device_class]
+  local world_group
+
+  -- The members of this call (the world's are made once).
+  local function members(what, o)
+    if ctx.world_size > MAX_RANKS then
+      errors.raise("invalid_argument", "%s: ctx.ccl works with up to %d ranks (its flags live in each heap's %s runtime "
+        .. "scratch region); this job has %d", what, MAX_RANKS, human(24 * 1024), ctx.world_size)
+    end
+    if o.group == nil then
+      world_group = world_group or read_group(what, ctx, nil)
+      return world_group
+    end
+    return read_group(what, ctx, o.group)
+  end
+
+  -- How one call runs on a rows x cols view: variant, tiles (a single row is tiled in runs of
+  -- block_m * block_n elements), grid (no more blocks than work: two_shot's members each take their
+  -- share of the tiles) and threads (enough to hold the first tile, cut to the view).
+  local function plan(what, collective, dt, bytes, o, g, rows, cols)
+    local row = choose(auto, collective, bytes, g.size)
+    local variant = o.variant == "auto" and row.variant or o.variant
+    local bm, bn = o.block_m or DEFAULT_TILE[1], o.block_n or DEFAULT_TILE[2]
+    if rows == 1 then bm, bn = 1, bm * bn end
+    local tiles = tiles_of(rows, cols, bm, bn)
+    local work = (collective == "all_reduce" and variant == "two_shot") and math.ceil(tiles / g.size) or tiles
+    local blocks = o.blocks or row.blocks
+    local grid = math.max(1, math.min(blocks, work))
+    if variant == "partitioned" then -- a multiple of the members: as many blocks for each
+      grid = g.size * math.max(1, math.min(math.floor(blocks / g.size), tiles, math.floor(MAX_BLOCKS / g.size)))
+    end
+    local threads = threads_for(what, math.min(bm, math.max(rows, 1)), math.min(bn, math.max(cols, 1)), dt,
+      elements_per_thread)
+    if C.iris_log_enabled(0) ~= 0 then
+      ctx:debug("%s: %s %s on %d rank%s: %s%s, %d block%s of %d threads, tiles %d x %d", what, human(bytes), dt.name,
+        g.size, g.size == 1 and "" or "s", variant, o.variant == "auto" and " (auto)" or "", grid,
+        grid == 1 and "" or "s", threads, bm, bn)
+    end
+    return variant, grid, threads, bm, bn
+  end
+
+  -- What every call with an output and an input checks first: tensors, dtypes, options, members.
+  local function prepare(what, collective, out, inp, opts, reducing)
+    check_tensor(what, "out", out, true)
+    check_tensor(what, "inp", inp)
+    check_dtypes(what, out, inp)
+    local dt = inp._dt
+    local o = read_options(what, collective, opts, dt, reducing)
+    return dt, o, inp._numel * dt.size, members(what, o)
+  end
+
+  -- Whether `plain` is exactly this rank's own chunk of `chunked` (views as chunk_views makes them).
+  local function own_chunk(chunked, plain, v, g)
+    return plain._offset == chunked._offset + g.index * v.chunk_step * chunked._dt.size
+      and (v.rows == 1 or v.plain_stride == v.chunked_stride)
+  end
+
+  -- The arguments carry this call's number, state.seq + 1; it counts only once the launch went out.
+  local function launch(k, grid, threads, ...)
+    k:launch({ grid = grid, block = threads }, ...)
+    state.seq = state.seq + 1
+  end
+
+  -- out[i] = op over the group of inp[i].
+  function ccl.all_reduce(out, inp, opts)
+    local what = "ctx.ccl.all_reduce"
+    local dt, o, bytes, g = prepare(what, "all_reduce", out, inp, opts, true)
+    check_same_shape(what, out, inp)
+    if out ~= inp and not same_layout(out, inp) and overlap(out, inp) then
+      errors.raise("invalid_argument", "%s: out and inp overlap without being the same tensor", what)
+    end
+    local rows, cols, in_stride, out_stride
+    if out._contiguous and inp._contiguous then
+      rows, cols, in_stride, out_stride = 1, inp._numel, inp._numel, inp._numel
+    else
+      need_2d(what, "out", out)
+      need_2d(what, "inp", inp)
+      rows, cols, in_stride = rows_cols(inp)
+      local _, _, s = rows_cols(out)
+      out_stride = s
+    end
+    local variant, grid, threads, bm, bn = plan(what, "all_reduce", dt, bytes, o, g, rows, cols)
+    launch(module("all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
+      DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, state.seq + 1, o.async, ctx)
+    return out
+  end
+
+  -- `chunked` holds W chunks of `plain`'s shape along dim: the 2-D views both are tiled as (one chunk's
+  -- rows and columns, each tensor's row stride, the chunk step in `chunked`).
+  local function chunk_views(what, o, size, chunked, chunked_name, plain, plain_name)
+    local dim = o.dim
+    if dim > math.max(plain._ndim, 1) then
+      errors.raise("invalid_argument", "%s: dim %d needs 2-d tensors; %s has shape %s", what, dim, plain_name,
+        shape_text(plain))
+    end
+    local expected = {}
+    for d = 1, math.max(plain._ndim, 1) do expected[d] = plain._shape[d] or 1 end
+    expected[dim] = expected[dim] * size
+    local fits = chunked._ndim == math.max(plain._ndim, 1)
+    for d = 1, #expected do fits = fits and chunked._shape[d] == expected[d] end
+    if not fits then
+      errors.raise("invalid_argument", "%s: %s has shape %s, so %s must have shape %s (%d members along dim %d), got %s",
+        what, plain_name, shape_text(plain), chunked_name, tensor.shape_text(expected), size, dim, shape_text(chunked))
+    end
+    if chunked._contiguous and plain._contiguous and dim == 1 then
+      local n = plain._numel
+      return { rows = 1, cols = n, plain_stride = n, chunked_stride = n, chunk_step = n }
+    end
+    need_2d(what, chunked_name, chunked)
+    need_2d(what, plain_name, plain)
+    local rows, cols, plain_stride = rows_cols(plain)
+    local _, _, chunked_stride = rows_cols(chunked)
+    return { rows = rows, cols = cols, plain_stride = plain_stride, chunked_stride = chunked_stride,
+      chunk_step = dim == 1 and rows * chunked_stride or cols }
+  end
+
+  local function check_apart(what, out, inp, allowed)
+    if overlap(out, inp) and not allowed then
+      errors.raise("invalid_argument", "%s: out and inp overlap; this collective needs them apart", what)
+    end
+  end
+
+  -- out = every member's inp, in member order, along dim.
+  function ccl.all_gather(out, inp, opts)
+    local what = "ctx.ccl.all_gather"
+    local dt, o, bytes, g = prepare(what, "all_gather", out, inp, opts, false)
+    local v = chunk_views(what, o, g.size, out, "out", inp, "inp")
+    check_apart(what, out, inp, own_chunk(out, inp, v, g)) -- in place: inp is copied onto itself
+    local variant, grid, threads, bm, bn = plan(what, "all_gather", dt, bytes, o, g, v.rows, v.cols)
+    launch(module("all_gather").ccl_all_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
+      v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, VARIANT_CODE[variant], g.lo, g.hi,
+      state.seq + 1, ctx)
+    return out
+  end
+
+  -- Member i's out = chunk i (along dim) of the reduction of every member's inp.
+  function ccl.reduce_scatter(out, inp, opts)
+    local what = "ctx.ccl.reduce_scatter"
+    local dt, o, bytes, g = prepare(what, "reduce_scatter", out, inp, opts, true)
+    local v = chunk_views(what, o, g.size, inp, "inp", out, "out")
+    -- out may be this rank's own chunk of inp: the members read only their own chunks of it.
+    check_apart(what, out, inp, own_chunk(inp, out, v, g))
+    local _, grid, threads, bm, bn = plan(what, "reduce_scatter", dt, bytes, o, g, v.rows, v.cols)
+    launch(module("reduce_scatter").ccl_reduce_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
+      v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, OP_CODE[o.op], g.lo, g.hi, state.seq + 1,
+      o.async, ctx)
+    return out
+  end
+
+  -- Chunk j (along dim) of member i's inp lands in chunk i of member j's out.
+  function ccl.all_to_all(out, inp, opts)
+    local what = "ctx.ccl.all_to_all"
+    local dt, o, bytes, g = prepare(what, "all_to_all", out, inp, opts, false)
+    check_same_shape(what, out, inp)
+    check_apart(what, out, inp, false)
+    if o.dim > math.max(inp._ndim, 1) then
+      errors.raise("invalid_argument", "%s: dim %d needs 2-d tensors; inp has shape %s", what, o.dim, shape_text(inp))
+    end
+    local along = inp._ndim == 0 and 1 or inp._shape[o.dim]
+    if along % g.size ~= 0 then
+      errors.raise("invalid_argument", "%s: dimension %d of inp has %d elements, not a multiple of the %d members",
+        what, o.dim, along, g.size)
+    end
+    local rows, cols, in_stride, out_stride, in_step, out_step
+    if inp._contiguous and out._contiguous and o.dim == 1 then
+      local n = inp._numel / g.size
+      rows, cols, in_stride, out_stride, in_step, out_step = 1, n, n, n, n, n
+    else
+      need_2d(what, "inp", inp)
+      need_2d(what, "out", out)
+      rows, cols = inp._shape[1], inp._shape[2]
+      if o.dim == 1 then rows = rows / g.size else cols = cols / g.size end
+      in_stride, out_stride = inp._strides[1], out._strides[1]
+      in_step = o.dim == 1 and rows * in_stride or cols
+      out_step = o.dim == 1 and rows * out_stride or cols
+    end
+    local _, grid, threads, bm, bn = plan(what, "all_to_all", dt, bytes, o, g, rows, cols)
+    launch(module("all_to_all").ccl_all_to_all, grid, threads, inp, out, rows, cols, in_stride, out_stride, in_step,
+      out_step, bm, bn, DTYPE_CODE[dt.name], o.dim, g.lo, g.hi, state.seq + 1, ctx)
+    return out
+  end
+
+  -- t := root's t on every member. root is a global rank (default: the group's first member).
+  function ccl.broadcast(t, root, opts)
+    local what = "ctx.ccl.broadcast"
+    if type(root) == "table" and opts == nil then root, opts = nil, root end
+    check_tensor(what, "t", t, true)
+    local dt = t._dt
+    local o = read_options(what, "broadcast", opts, dt, false)
+    local bytes = t._numel * dt.size
+    local g = members(what, o)
+    if root == nil then root = g.members[1] end
+    local member = false
+    for _, r in ipairs(g.members) do member = member or r == root end
+    if type(root) ~= "number" or not member then
+      errors.raise("invalid_argument", "%s: root must be a rank of the group %s, got %s", what, group_text(g.members),
+        describe(root))
+    end
+    local rows, cols, stride
+    if t._contiguous then
+      rows, cols, stride = 1, t._numel, t._numel
+    else
+      need_2d(what, "t", t)
+      rows, cols, stride = rows_cols(t)
+    end
+    local _, grid, threads, bm, bn = plan(what, "broadcast", dt, bytes, o, g, rows, cols)
+    launch(module("broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
+      g.lo, g.hi, state.seq + 1, ctx)
+    return t
+  end
+
+  return ccl
+end
+
+return M

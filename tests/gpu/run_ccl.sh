@@ -1,0 +1,52 @@
+#!/bin/bash
+# The collectives on a GPU machine, from a build carried there (tests/gpu/pack_build.sh): their tests
+# (tests/lua/ccl_*.lua and the mismatch fixtures) on the cuda backend, then scripts/bench/ccl_bench.lua
+# against NCCL, CSV included. With more ranks than GPUs the ranks share GPUs under CUDA MPS (started
+# here and stopped at the end): without it, spinning kernels of different processes only time-slice.
+# Logs and the CSV go to $OUT (or <build>/gpu-logs).
+#   tests/gpu/run_ccl.sh <build-dir> [ranks, default: the GPUs, at least 2] [bench options...]
+#   e.g. tests/gpu/run_ccl.sh .carry/build 2 --max 256MiB
+set -u
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=$(cd "${1:-$root/build}" && pwd)
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+ranks=${2:-$((gpus > 2 ? gpus : 2))}
+shift $(($# > 2 ? 2 : $#))
+logs=${OUT:-$build/gpu-logs}
+mkdir -p "$logs"
+log=$logs/ccl.log
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export IRIS_BACKEND=cuda IRIS_CACHE_DIR=${IRIS_CACHE_DIR:-$build/kernel-cache}
+iris=$build/bin/iris-lua
+cd "$root"
+
+step() {  # <title> <seconds> <command...>: runs it with a time limit, logs it, never stops the sequence
+  local title=$1 limit=$2
+  shift 2
+  echo "=== $title: $*" | tee -a "$log"
+  local started=$SECONDS
+  timeout "$limit" "$@" 2>&1 | tee -a "$log"
+  echo "=== exit ${PIPESTATUS[0]} after $((SECONDS - started)) s" | tee -a "$log"
+}
+
+if [ "$ranks" -gt "$gpus" ]; then
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d && echo "=== CUDA MPS started: $ranks ranks on $gpus GPU(s)" | tee -a "$log"
+  trap 'echo quit | nvidia-cuda-mps-control' EXIT
+fi
+mpi=(mpirun --oversubscribe --bind-to none -np "$ranks")
+
+step "compile the collectives (NVRTC)" 600 "$iris" tests/cli/fixtures/ccl_compile.lua
+for file in tests/lua/ccl_*.lua; do
+  step "$(basename "$file") at 1 rank" 300 "$iris" test "$file"
+  step "$(basename "$file") at $ranks ranks" 300 "${mpi[@]}" "$iris" test "$file"
+done
+for case in size dtype op collective tensors; do
+  step "mismatch: $case (must end with an error naming both ranks)" 60 "${mpi[@]}" "$iris" \
+    tests/cli/fixtures/ccl_mismatch.lua "$case"
+done
+step "ccl_bench at $ranks ranks" 900 "${mpi[@]}" "$iris" scripts/bench/ccl_bench.lua --csv "$logs/ccl_bench.csv" "$@"
+step "auto choices at debug level" 60 env IRIS_LOG_LEVEL=debug "${mpi[@]}" "$iris" -e \
+  'local ctx = iris.init{} for _, n in ipairs{1024, 65536, 16777216} do local t = ctx:zeros(n) ctx.ccl.all_reduce(t, t) end'
