@@ -35,8 +35,8 @@ local UNIT_BYTES = 16
 local TILE_ELEMENTS_PER_THREAD = { gpu = 8, cpu = 64 }
 local DEFAULT_TILE = { 32, 64 } -- Iris's
 
-local OPTIONS = { op = true, variant = true, dim = true, group = true, async = true, block_m = true, block_n = true,
-  blocks = true }
+-- The options every collective takes (read_options; docs/lua-api.md lists them).
+M.OPTIONS = { "op", "variant", "dim", "group", "async", "block_m", "block_n", "blocks" }
 
 -- ---- the variant table (auto) --------------------------------------------------------------------------
 -- Per device class, per collective: the first row whose bounds the call is within (bytes of one rank's
@@ -157,12 +157,7 @@ local function read_options(what, collective, opts, dt, reducing)
   if type(opts) ~= "table" or tensor.is_tensor(opts) then
     errors.raise("invalid_argument", "%s: options must be a table such as {op = \"sum\"}, got %s", what, describe(opts))
   end
-  for key in pairs(opts) do
-    if not OPTIONS[key] then
-      errors.raise("invalid_argument", "%s: unknown option '%s' (options: op, variant, dim, group, async, block_m, "
-        .. "block_n, blocks)", what, tostring(key))
-    end
-  end
+  errors.check_keys(opts, M.OPTIONS, what)
   local o = {}
   o.op = opts.op or "sum"
   if reducing then
