@@ -1,7 +1,7 @@
 -- The examples of the reference pages compile as they are: every ```cpp block of docs/device-api.md
 -- and docs/lua-api.md (blocks marked `schematic` list declarations, not code) is compiled for every
 -- target (the cpu backend, and NVRTC and hiprtc where the suite cross-compiles), and every ```lua
--- block of docs/lua-api.md runs (blocks marked `norun` are not run; see that page).
+-- block of docs/lua-api.md runs at every rank count of the suite (blocks marked `norun` are not run).
 local docs = arg[0]:gsub("[^/]*$", "") .. "../../docs/"
 local ctx = iris.init {}
 
@@ -48,6 +48,32 @@ local function compiles(page)
   return count
 end
 
+-- Every ```lua block runs, in order, as one session sharing its globals; errors name the page's lines.
+local function runs(page)
+  local env = setmetatable({}, { __index = _G })
+  local count = 0
+  for _, block in ipairs(blocks(page)) do
+    local info = words(block.info)
+    if info.lua and not info.norun then
+      local name = page:sub(1, 3) == "../" and page:sub(4) or ("docs/" .. page)
+      local chunk = assert(loadstring(("\n"):rep(block.line - 1) .. block.text, "@" .. name))
+      setfenv(chunk, env)
+      chunk()
+      count = count + 1
+    end
+  end
+  return count
+end
+
 iris.test("every cpp block of docs/device-api.md compiles", function()
   assert(compiles("device-api.md") >= 3, "the page lost its examples")
+end)
+
+iris.test("the README's first script runs", function()
+  assert(runs("../README.md") == 1, "the README lost its example")
+end)
+
+iris.test("every lua block of docs/lua-api.md runs, the ring all-reduce included", function()
+  compiles("lua-api.md")
+  assert(runs("lua-api.md") >= 100, "the page lost its examples")
 end)

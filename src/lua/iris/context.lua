@@ -17,6 +17,7 @@ local M = {}
 
 local Context = {}
 Context.__index = Context
+M.Context = Context
 
 local the_context
 
@@ -72,6 +73,9 @@ local function check_second_init(ctx, backend, heap_bytes)
       human(ctx.heap_size), human(heap_bytes))
   end
 end
+
+-- The context, once iris.init made it (else nil): for help() and the reference's checks.
+function M.current() return the_context end
 
 -- iris.manual_seed(seed [, {shared = true}]): ctx:manual_seed on the context, also before iris.init
 -- (the seed is checked now and set when the context is made).

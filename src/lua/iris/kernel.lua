@@ -224,10 +224,10 @@ local function generate(kernel)
   local env = {
     kernel = kernel, C = C, errors = errors, is_tensor = is_tensor, bad_argument = bad_argument,
     bad_count = bad_count, bad_iterations = bad_iterations, context_data = context_data, read_config = read_config,
-    handle = kernel.handle, argv = argv, dims = ffi.new("uint32_t[6]"), seconds = ffi.new("double[1]"), slots = slots,
+    handle = kernel._handle, argv = argv, dims = ffi.new("uint32_t[6]"), seconds = ffi.new("double[1]"), slots = slots,
     tracing = trace.state, note_origin = trace.note_origin,
   }
-  kernel.argument_storage = env -- the slots live as long as the kernel
+  kernel._argument_storage = env -- the slots live as long as the kernel
   return chunk(env)
 end
 
@@ -235,10 +235,12 @@ end
 
 local Kernel = {}
 Kernel.__index = Kernel
+M.Kernel = Kernel -- (exported with Module and module_mt for help() and the reference's checks)
 
 function Kernel:__tostring() return ("iris kernel %s(%s)"):format(self.label, signature_text(self)) end
 
 local Module = {}
+M.Module = Module
 
 -- The device's launch limits (iris_launch_limits): { grid = {x, y, z}, block = {x, y, z}, threads = n }.
 local function launch_limits()
@@ -249,7 +251,7 @@ end
 
 local function make_kernel(handle)
   local kernel = setmetatable({
-    handle = handle,
+    _handle = handle,
     name = ffi.string(C.iris_kernel_name(handle)),
     label = ffi.string(C.iris_kernel_label(handle)),
     params = {},
@@ -293,6 +295,7 @@ local module_mt = {
   end,
   __tostring = function(self) return "iris module " .. self._origin end,
 }
+M.module_mt = module_mt
 
 local function define_value(name, v)
   local kind = type(v)

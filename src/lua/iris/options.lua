@@ -30,9 +30,10 @@ M.common = {
   { "json", nil, "also write the results, the options and the run's setting as JSON to FILE (rank 0)", type = "file" },
 }
 
--- The keys an option's declaration may have, and a spec's (for misspelled declarations).
-M.OPTION_KEYS = { "type", "gpu", "min", "max", "choices", "arg" }
-M.SPEC_KEYS = { "name", "about", "usage", "options", "positional" }
+-- The keys an option's declaration may have, and a spec's (for misspelled declarations; the
+-- reference's coverage test reads them too).
+M._option_keys = { "type", "gpu", "min", "max", "choices", "arg" }
+M._spec_keys = { "name", "about", "usage", "options", "positional" }
 
 local TYPES = { string = "TEXT", integer = "N", number = "X", bytes = "BYTES", boolean = "", file = "FILE",
   choice = "NAME" }
@@ -75,7 +76,7 @@ local function declarations(list, what)
       errors.raise("invalid_argument", "iris.options: %s[%d] must be { name, default, help, type = ... }", what, i)
     end
     for key in pairs(entry) do
-      if type(key) ~= "number" then errors.check_keys({ [key] = true }, M.OPTION_KEYS, "iris.options: " .. entry[1]) end
+      if type(key) ~= "number" then errors.check_keys({ [key] = true }, M._option_keys, "iris.options: " .. entry[1]) end
     end
     local kind = entry.type or (entry.choices and "choice") or type(entry[2])
     if kind == "nil" then kind = "string" end
@@ -171,7 +172,7 @@ function M.parse(argv, spec)
     errors.raise("invalid_argument", "iris.options(argv, spec): spec is a table {name=, about=, options={...}}, got %s",
       type(spec))
   end
-  errors.check_keys(spec, M.SPEC_KEYS, "iris.options")
+  errors.check_keys(spec, M._spec_keys, "iris.options")
   local named = declarations(spec.options, "options")
   for _, o in ipairs(declarations(M.common, "common")) do named[#named + 1] = o end
   local positional = declarations(spec.positional, "positional")

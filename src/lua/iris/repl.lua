@@ -31,6 +31,8 @@ An expression's value is printed (no '=' needed); an incomplete chunk continues 
   :time <code>      run <code> and print each rank's wall time (and device time once a runtime can time)
   :trace on [FILE]  trace every rank from now on (iris.trace.start); :trace off [FILE] writes it
   :quit             leave (also Ctrl-D, or os.exit([code]))
+help(x) prints the reference of x (a function, an object or a name: help(ctx), help("t:reshape"));
+=expr prints expr; Tab completes names.
 Ctrl-C stops the running chunk on every rank; at the prompt it drops the line.]]
 
 -- Chunks ------------------------------------------------------------------------------------------
@@ -496,6 +498,7 @@ end
 function M.run(mode)
   local input = ffi.new("int[1]")
   errors.check(C.iris_repl_open(mode == "terminal" and 1 or 0, input))
+  if rawget(_G, "help") == nil then _G.help = iris.help end -- the reference at the prompt
   local completer = nil
   if C.iris_rank() == 0 and input[0] == INPUT_EDITING then
     completer = ffi.cast("iris_repl_completer", complete)

@@ -490,6 +490,7 @@ function Tensor:view(shape)
   end
   local dims = {}
   local inferred
+  if shape == -1 then shape = { -1 } end -- t:view(-1): flat, as torch's
   if type(shape) == "table" then
     for i = 1, #shape do
       if shape[i] == -1 then
