@@ -1,0 +1,24 @@
+-- What a careless script does gets a clear error at its line instead of a hang, a wrong result or an
+-- internal error (issue 12): tables that contain themselves or have holes.
+package.path = arg[0]:match("^(.*/)") .. "../lua_helpers/?.lua;" .. package.path
+local check = require "check"
+local ctx = iris.init { heap_size = "4MiB" }
+local rank = ctx.rank
+
+-- A table that contains itself has no shape; a list with holes has no length.
+local cyclic = {}
+cyclic[1] = cyclic
+check.fails("ctx:tensor: the table contains itself: element [1] is the table at the top",
+  function() ctx:tensor(cyclic) end)
+local deeper = { {} }
+deeper[1][1] = deeper[1]
+check.fails("element [1][1] is the table at [1]", function() ctx:tensor(deeper) end)
+check.fails("ctx:tensor: element [2] is nil: a list of values has no holes (2 of 3 positions set)",
+  function() ctx:tensor({ 1, nil, 3 }) end)
+check.fails("ctx:tensor: element [2][3] is nil", function() ctx:tensor({ { 1, 2, 3 }, { 4, 5, nil, 7 } }) end)
+check.fails("ctx:tensor: the table has the key 'n'", function() ctx:tensor({ 1, 2, n = 2 }) end)
+check.same_list(ctx:tensor({ { 1, 2 }, { 3, 4 } }):to_table(), { 1, 2, 3, 4 }, "a proper nested list still works")
+
+-- Every rank made the same calls, so the job goes on in step.
+ctx:barrier()
+print(("rank %d: careless inputs refused"):format(rank))
