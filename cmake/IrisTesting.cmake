@@ -41,11 +41,17 @@ function(iris_add_script_test name)
 endfunction()
 
 # iris_cli_test(<name> [RANKS n] [EXIT code] [STDOUT regex...] [STDERR regex...] [NOT_STDERR regex]
-#               [MAX_SECONDS s] [STDIN file] ARGS <iris-lua arguments...>)
+#               [MAX_SECONDS s] [STDIN file] [LABEL l] [WORKDIR dir] ARGS <iris-lua arguments...>)
 # Runs iris-lua (under mpirun when RANKS > 1) and checks its exit code, output (every regex must
-# match) and duration.
+# match) and duration. The test is LABEL/<name> (default cli), run in WORKDIR (default tests/cli).
 function(iris_cli_test name)
-  cmake_parse_arguments(ARG "" "RANKS;EXIT;NOT_STDERR;MAX_SECONDS;STDIN" "ARGS;STDOUT;STDERR" ${ARGN})
+  cmake_parse_arguments(ARG "" "RANKS;EXIT;NOT_STDERR;MAX_SECONDS;STDIN;LABEL;WORKDIR" "ARGS;STDOUT;STDERR" ${ARGN})
+  if(NOT ARG_LABEL)
+    set(ARG_LABEL cli)
+  endif()
+  if(NOT ARG_WORKDIR)
+    set(ARG_WORKDIR ${PROJECT_SOURCE_DIR}/tests/cli)
+  endif()
   if(NOT ARG_RANKS)
     set(ARG_RANKS 1)
   endif()
@@ -64,13 +70,14 @@ function(iris_cli_test name)
   string(REPLACE ";" "@@" command "${command}")
   string(REPLACE ";" "@@" ARG_STDOUT "${ARG_STDOUT}")
   string(REPLACE ";" "@@" ARG_STDERR "${ARG_STDERR}")
-  add_test(NAME cli/${name}
+  add_test(NAME ${ARG_LABEL}/${name}
     COMMAND ${IRIS_TEST_WRAPPER} ${CMAKE_COMMAND}
       "-DCOMMAND=${command}" "-DEXPECT_EXIT=${ARG_EXIT}" "-DEXPECT_STDOUT=${ARG_STDOUT}"
       "-DEXPECT_STDERR=${ARG_STDERR}" "-DREJECT_STDERR=${ARG_NOT_STDERR}" "-DMAX_SECONDS=${ARG_MAX_SECONDS}"
       "-DSTDIN=${ARG_STDIN}"
       -P ${PROJECT_SOURCE_DIR}/tests/cli/run_and_check.cmake
-    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/tests/cli)
+    WORKING_DIRECTORY ${ARG_WORKDIR})
   math(EXPR timeout "${ARG_MAX_SECONDS} + 30")
-  set_tests_properties(cli/${name} PROPERTIES ENVIRONMENT "${IRIS_TEST_ENVIRONMENT}" LABELS cli TIMEOUT ${timeout})
+  set_tests_properties(${ARG_LABEL}/${name} PROPERTIES ENVIRONMENT "${IRIS_TEST_ENVIRONMENT}" LABELS ${ARG_LABEL}
+                       TIMEOUT ${timeout})
 endfunction()

@@ -9,6 +9,7 @@
 #include "core/log.hpp"
 #include "core/units.hpp"
 #include "heap/all_or_none.hpp"
+#include "heap/layout.hpp"
 #include "heap/symmetric_heap.hpp"
 #include "iris/impl/abi.h"
 #include "kernels/registry.hpp"
@@ -27,11 +28,19 @@ std::string chosen_backend_name(const InitOptions& options) {
 size_t chosen_heap_bytes(const InitOptions& options, const Backend& backend) {
   if (options.heap_bytes != 0) return options.heap_bytes;
   if (auto from_env = env::get(env::Var::heap_size)) {
+    size_t bytes = 0;
     try {
-      return parse_byte_size(*from_env, "IRIS_HEAP_SIZE");
+      bytes = parse_byte_size(*from_env, "IRIS_HEAP_SIZE");
     } catch (const Error& e) {
       throw Error(Errc::environment, e.what());  // a variable of the environment, exit code 2
     }
+    if (bytes < heap::kMinimumHeapBytes) {
+      throw Error(Errc::environment, format("IRIS_HEAP_SIZE=%s is too small: iris reserves the first %s of every heap, "
+                                            "set at least %s (or unset it for the default)",
+                                            from_env->c_str(), human_bytes(heap::kUserOffset).c_str(),
+                                            human_bytes(heap::kMinimumHeapBytes).c_str()));
+    }
+    return bytes;
   }
   return std::strcmp(backend.name(), "cpu") == 0 ? kDefaultCpuHeapBytes : kDefaultGpuHeapBytes;
 }

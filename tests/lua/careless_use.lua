@@ -1,5 +1,6 @@
 -- What a careless script does gets a clear error at its line instead of a hang, a wrong result or an
--- internal error (issue 12): tables that contain themselves or have holes.
+-- internal error (issue 12): tables that contain themselves or have holes,
+-- a directory given as a kernel file.
 package.path = arg[0]:match("^(.*/)") .. "../lua_helpers/?.lua;" .. package.path
 local check = require "check"
 local ctx = iris.init { heap_size = "4MiB" }
@@ -18,6 +19,10 @@ check.fails("ctx:tensor: element [2] is nil: a list of values has no holes (2 of
 check.fails("ctx:tensor: element [2][3] is nil", function() ctx:tensor({ { 1, 2, 3 }, { 4, 5, nil, 7 } }) end)
 check.fails("ctx:tensor: the table has the key 'n'", function() ctx:tensor({ 1, 2, n = 2 }) end)
 check.same_list(ctx:tensor({ { 1, 2 }, { 3, 4 } }):to_table(), { 1, 2, 3, 4 }, "a proper nested list still works")
+
+-- A directory opens as a file on Linux; reading it is what fails.
+check.fails("iris.compile_file: cannot read /tmp: Is a directory", function() iris.compile_file("/tmp") end)
+check.fails("iris.compile_file: cannot open", function() iris.compile_file("/no/such/kernel.hip") end)
 
 -- Every rank made the same calls, so the job goes on in step.
 ctx:barrier()

@@ -439,8 +439,9 @@ function M.install(iris)
     end
     local file, err = io.open(path, "rb")
     if not file then errors.raise("invalid_argument", "iris.compile_file: cannot open %s", err) end
-    local source = file:read("*a")
+    local source, read_error = file:read("*a") -- a directory opens, then fails here
     file:close()
+    if not source then errors.raise("invalid_argument", "iris.compile_file: cannot read %s: %s", path, read_error) end
     return compile(source, opts, path, path, path)
   end
 
