@@ -1,10 +1,19 @@
 -- What a careless script does gets a clear error at its line instead of a hang, a wrong result or an
--- internal error (issue 12): tables that contain themselves or have holes,
+-- internal error (issue 12): read-only context fields, tables that contain themselves or have holes,
 -- a directory given as a kernel file.
 package.path = arg[0]:match("^(.*/)") .. "../lua_helpers/?.lua;" .. package.path
 local check = require "check"
 local ctx = iris.init { heap_size = "4MiB" }
 local rank = ctx.rank
+
+-- The context's fields describe the job; assigning one would tell later kernels a wrong rank.
+check.fails("ctx.rank is read-only", function() ctx.rank = 1 - ctx.rank end)
+check.fails("ctx.world_size is read-only", function() ctx.world_size = 8 end)
+check.fails("ctx.barrier is a method of the context and cannot be replaced", function() ctx.barrier = print end)
+check.equal(ctx.rank, rank, "ctx.rank after the refused assignment")
+check.equal(ctx:get_rank(), rank, "ctx:get_rank()")
+ctx.my_own_note = "kept" -- names that are not the context's own stay free for the script
+check.equal(ctx.my_own_note, "kept", "a script's own field")
 
 -- A table that contains itself has no shape; a list with holes has no length.
 local cyclic = {}

@@ -13,8 +13,26 @@ local C = ffi.C
 local M = {}
 
 local Context = {}
-Context.__index = Context
 M.Context = Context
+
+-- The running context's fields (rank, world_size, device, ...; there is one context per process). The
+-- context reads them through its metatable, so assigning one is an error instead of a silent change
+-- of what kernels and collectives are told: `ctx.rank = 1 - ctx.rank` would otherwise pass the wrong
+-- rank to every later launch. Methods are found one level further, in Context.
+local fields = setmetatable({}, { __index = Context })
+Context.__index = fields
+
+function Context.__newindex(self, key, value)
+  local current = fields[key]
+  if current ~= nil then
+    if type(current) == "function" then
+      errors.raise("invalid_argument", "ctx.%s is a method of the context and cannot be replaced", tostring(key))
+    end
+    errors.raise("invalid_argument", "ctx.%s is read-only: it describes the running job (keep a changed value in a "
+      .. "variable of your own: local %s = ctx.%s)", tostring(key), tostring(key), tostring(key))
+  end
+  rawset(self, key, value)
+end
 
 local the_context
 
@@ -43,14 +61,13 @@ end
 
 local function new_context()
   tensor.attach()
-  return setmetatable({
-    rank = C.iris_rank(),
-    world_size = C.iris_world_size(),
-    device = C.iris_device_ordinal(),
-    backend = ffi.string(C.iris_backend_name()),
-    device_name = ffi.string(C.iris_device_name()),
-    heap_size = tonumber(C.iris_heap_size()),
-  }, Context)
+  fields.rank = C.iris_rank()
+  fields.world_size = C.iris_world_size()
+  fields.device = C.iris_device_ordinal()
+  fields.backend = ffi.string(C.iris_backend_name())
+  fields.device_name = ffi.string(C.iris_device_name())
+  fields.heap_size = tonumber(C.iris_heap_size())
+  return setmetatable({}, Context)
 end
 
 -- A second call returns the same context. It is an error only when the call asks for what the
