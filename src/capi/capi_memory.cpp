@@ -56,9 +56,9 @@ void* iris_heap_base(int rank) {
 
 int iris_host_addressable(void) { return runtime::initialized() && backend_of_runtime().host_addressable() ? 1 : 0; }
 
-int iris_heap_allocate(const char* op, uint64_t bytes, int zero, int last_attempt, uint64_t* offset) {
+int iris_heap_allocate(const char* op, const char* tensor, uint64_t bytes, int zero, int last_attempt, uint64_t* offset) {
   return capi::guarded([&] {
-    auto result = heap_of_runtime().allocate(op, bytes, zero != 0, last_attempt != 0);
+    auto result = heap_of_runtime().allocate(op, bytes, zero != 0, last_attempt != 0, tensor != nullptr ? tensor : "");
     *offset = result ? *result : UINT64_MAX;
   });
 }

@@ -17,7 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IRIS_ABI_VERSION 1
+#define IRIS_ABI_VERSION 2
 
 #ifdef __cplusplus
 extern "C" {

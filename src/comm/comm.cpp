@@ -22,8 +22,9 @@ constexpr int kTagDone = 7001;
 constexpr double kFinishedPeerGraceSeconds = 2.0;
 
 struct Header {
-  char op[56];
+  char op[48];
   uint64_t arg;
+  uint64_t detail;
 };
 static_assert(sizeof(Header) == 64, "fixed-size header");
 
@@ -140,10 +141,11 @@ void Comm::wait(void* request_ptr, const std::string& what) {
   }
 }
 
-std::vector<Announcement> Comm::announce(const std::string& op, uint64_t arg) {
+std::vector<Announcement> Comm::announce(const std::string& op, uint64_t arg, uint64_t detail) {
   Header mine{};
   std::snprintf(mine.op, sizeof mine.op, "%s", op.c_str());
   mine.arg = arg;
+  mine.detail = detail;
   std::vector<Header> headers(size_);
   if (mpi_) {
     MPI_Request request;
@@ -157,6 +159,7 @@ std::vector<Announcement> Comm::announce(const std::string& op, uint64_t arg) {
   for (int r = 0; r < size_; ++r) {
     all[r].op = std::string(headers[r].op, strnlen(headers[r].op, sizeof headers[r].op));
     all[r].arg = headers[r].arg;
+    all[r].detail = headers[r].detail;
   }
   for (int r = 0; r < size_; ++r) {
     if (all[r].op != all[rank_].op) {

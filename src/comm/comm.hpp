@@ -21,8 +21,9 @@ namespace iris::comm {
 
 // What one rank announced when entering a collective.
 struct Announcement {
-  std::string op;  // e.g. "ctx:zeros()"
-  uint64_t arg;    // operation-specific (a size, a root, ...)
+  std::string op;   // e.g. "ctx:zeros()"
+  uint64_t arg;     // operation-specific (a size, a root, ...)
+  uint64_t detail;  // operation-specific too: a digest of what a size alone does not say (dtype and shape)
 };
 
 class Comm {
@@ -45,7 +46,7 @@ class Comm {
   // Every rank announces `op` with `arg`; returns what each rank announced (index = rank).
   // Throws Errc::divergence when ranks announce different operations. Completes only once every rank
   // has arrived, so it is also a barrier.
-  std::vector<Announcement> announce(const std::string& op, uint64_t arg = 0);
+  std::vector<Announcement> announce(const std::string& op, uint64_t arg = 0, uint64_t detail = 0);
   void barrier(const std::string& op = "ctx:barrier()") { announce(op, 0); }
 
   // Plain collectives without a header: call them right after announce() for the same operation.
