@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "capi/guard.hpp"
+#include "capi/process.hpp"
+#include "comm/comm.hpp"
 #include "iris/impl/abi.h"
 #include "kernels/registry.hpp"
 
@@ -110,7 +112,10 @@ int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uin
 }
 
 int iris_device_barrier(void) {
-  return capi::guarded([&] { kernels::current_registry().device_barrier(); });
+  return capi::guarded([&] {
+    capi::comm().require_every_rank("ctx:device_barrier()");  // its kernel would wait for ranks that never come
+    kernels::current_registry().device_barrier();
+  });
 }
 
 int iris_timer_create(iris_timer** out) {

@@ -72,6 +72,8 @@ int iris_broadcast_bytes(void* data, size_t bytes, int root) {
   return capi::guarded([&] { capi::comm().broadcast(data, bytes, root); });
 }
 
+void iris_comm_run_alone(const char* reason) { capi::comm().run_alone(reason != nullptr ? reason : ""); }
+
 int iris_comm_renew(void) {
   return capi::guarded([&] { capi::comm().renew(); });
 }

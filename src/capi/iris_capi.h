@@ -46,6 +46,9 @@ int iris_announce(const char* op, uint64_t arg, uint64_t* args_of_all_ranks);
 int iris_broadcast_bytes(void* data, size_t bytes, int root);
 /* Collective: continue on fresh communicators after Ctrl-C left collectives out of step (the REPL). */
 int iris_comm_renew(void);
+/* Local: while `reason` is not NULL or "", this rank runs code the others do not (the REPL's :on R), and
+   every collective fails at once naming the reason. */
+void iris_comm_run_alone(const char* reason);
 /* Steady clock in seconds, for timing on the host. */
 double iris_wall_time(void);
 /* cdef:end */

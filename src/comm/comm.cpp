@@ -141,7 +141,16 @@ void Comm::wait(void* request_ptr, const std::string& what) {
   }
 }
 
+void Comm::require_every_rank(const std::string& op) const {
+  if (alone_reason_.empty() || size_ == 1) return;
+  throw Error(Errc::invalid_argument,
+              format("%s is collective (every rank must call it, or it waits for ranks that never come), but %s; "
+                     "run it on every rank",
+                     op.c_str(), alone_reason_.c_str()));
+}
+
 std::vector<Announcement> Comm::announce(const std::string& op, uint64_t arg, uint64_t detail) {
+  require_every_rank(op);
   Header mine{};
   std::snprintf(mine.op, sizeof mine.op, "%s", op.c_str());
   mine.arg = arg;

@@ -55,6 +55,14 @@ class Comm {
   // Each rank contributes any number of bytes; returns every rank's bytes.
   std::vector<std::vector<uint8_t>> allgatherv(const void* mine, size_t bytes);
 
+  // While `reason` is not empty, this rank runs code that the others do not (the REPL's `:on R`): every
+  // collective is refused at once with Error(invalid_argument) "<op> is collective ...: <reason>"
+  // instead of waiting for ranks that will never join. "" ends it.
+  void run_alone(const std::string& reason) { alone_reason_ = reason; }
+  // Throws that error when this rank runs alone (and the job has other ranks); announce() calls it, and
+  // so do operations that wait for every rank without a host collective (the device barrier).
+  void require_every_rank(const std::string& op) const;
+
   // Collective, on every rank at the same point: after Ctrl-C stopped some ranks inside a collective
   // that others had not joined (or had left), the ranks' collectives are out of step. Continues on
   // fresh communicators; the abandoned operations stay on the old ones, which are never used again
@@ -84,6 +92,7 @@ class Comm {
   int local_rank_ = 0;
   int local_size_ = 1;
   std::string job_id_;
+  std::string alone_reason_;
   std::vector<char> peer_done_;  // peer_done_[r]: rank r said it finished
   int peers_done_ = 0;
   struct Mpi;

@@ -195,7 +195,12 @@ local function perform(command, world_size)
   if command.kind == "ranks" then
     io.stdout:write(describe_this_rank())
   else
+    -- Code on one rank must not wait in a collective for ranks that skip it: that was a silent hang.
+    if command.target >= 0 then
+      C.iris_comm_run_alone((":on %d runs this code on rank %d alone"):format(command.target, command.target))
+    end
     local ok, failure = pcall(run_code, command, record)
+    C.iris_comm_run_alone(nil)
     if not ok then record.status, record.report = "error", error_text(failure) end
   end
   io.stdout:flush()
