@@ -40,7 +40,7 @@ class Comm {
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
   bool is_mpi() const { return mpi_; }
-  // A string unique to this job, equal on every rank (names shared-memory segments and cache locks).
+  // A string unique to this job, equal on every rank.
   const std::string& job_id() const { return job_id_; }
 
   // Every rank announces `op` with `arg`; returns what each rank announced (index = rank).

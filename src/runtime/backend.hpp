@@ -82,8 +82,8 @@ class Backend {
   // Maps `peer`'s heap into this process; returns its base here. `peer_device` is the ordinal the
   // peer uses (equal to device() when ranks share a device).
   virtual void* import_peer_heap(int peer, int peer_device, const std::vector<uint8_t>& handle, size_t bytes) = 0;
-  // Called on every rank once every rank has opened every peer: nothing needs the exported names any
-  // more (the cpu backend unlinks its shared-memory segments here, so a crash leaves nothing behind).
+  // Called on every rank once every rank has opened every peer: nothing needs the exported handles any
+  // more (the cpu backend closes the descriptor its peers opened its heap through).
   virtual void peers_opened() {}
   // Closes the peers' mappings and frees this rank's heap.
   virtual void release_heaps() = 0;
