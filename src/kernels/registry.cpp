@@ -125,7 +125,19 @@ Registry& Registry::of(runtime::Runtime& rt) {
 
 compiler::KernelCache& Registry::cache() {
   if (!cache_) {
-    cache_ = std::make_unique<compiler::KernelCache>(options_.cache_dir);
+    try {
+      cache_ = std::make_unique<compiler::KernelCache>(options_.cache_dir);
+    } catch (const Error& e) {
+      if (e.code() != Errc::environment) throw;
+      // Compiling still works without a cache, only slower: say so once (rank 0 speaks for the node).
+      if (device_.rank == 0) {
+        log::write(log::Level::warning,
+                   format("not using the kernel cache: %s. Kernels compile without it (every run compiles them "
+                          "again); set IRIS_CACHE_DIR to a directory of your own that only you can write",
+                          e.what()));
+      }
+      cache_ = compiler::KernelCache::without_storage();
+    }
     include_dir_ = compiler::materialize_device_headers(cache_->dir());
   }
   return *cache_;
