@@ -224,3 +224,27 @@ TEST_CASE("what compiles of processes no longer running left in tmp/ goes when t
   CHECK_FALSE(fs::exists(old_style));
   CHECK(fs::exists(live));
 }
+
+TEST_CASE("modules load from no predictable path: files planted where they were written do not matter",
+          "[unit][cache]") {
+  // Modules were written to /dev/shm/iris-lua-kernels-<pid>-<n>.so with O_EXCL: another user creating
+  // that name first made every load fail with "File exists".
+  std::vector<std::string> planted;
+  for (int n = 0; n < 8; ++n) {
+    for (const char* dir : {"/dev/shm", "/tmp"}) {
+      planted.push_back(std::string(dir) + "/iris-lua-kernels-" + std::to_string(getpid()) + "-" + std::to_string(n) + ".so");
+      std::ofstream(planted.back()) << "planted";
+    }
+  }
+  const std::string dir = fresh_directory();
+  for (int value = 1; value <= 3; ++value) {
+    auto options = CpuDevice::default_options();
+    options.cache_dir = dir;
+    CpuDevice device(1, 0, options);
+    auto& k = device.compile("__global__ void put(int* p) { p[0] = " + std::to_string(value) + "; }").kernel("put");
+    int* out = device.at<int>(0);
+    device.launch(k, {1, 1, 1}, {1, 1, 1}, 0, out);
+    CHECK(out[0] == value);
+  }
+  for (const std::string& p : planted) std::remove(p.c_str());
+}
