@@ -27,6 +27,8 @@ failures=0
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.2f", b - a }'; }
+# Whether fewer than $2 seconds passed since $1.
+within() { awk -v a="$1" -v b="$(now)" -v s="$2" 'BEGIN { exit !(b - a < s) }'; }
 
 # Processes whose environment carries this case's tag: the ranks, and anything they started.
 tagged() { grep -l -s -a "IRIS_FI_CASE=$1" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
@@ -73,7 +75,7 @@ run_case() {
   for ((;;)); do
     ready=$(ls "$dir" | grep -c '^ready\.')
     [ "$ready" -ge "$np" ] && break
-    if ! kill -0 $job 2>/dev/null || [ "$(elapsed "$started")" \> 60 ]; then
+    if ! kill -0 $job 2>/dev/null || ! within "$started" 60; then
       fail "case $c ($scenario): the job did not reach the phase (ready on $ready of $np ranks)"
       sed 's/^/    /' "$dir/out" | tail -20
       kill -KILL -- -$job 2>/dev/null
@@ -91,7 +93,7 @@ run_case() {
   local signalled
   signalled=$(now)
   [ -p "$input" ] && exec 7>&-  # the REPL's input ends: a session that survives the signal ends too
-  while kill -0 $job 2>/dev/null && [ "$(elapsed "$signalled")" \< 10 ]; do sleep 0.05; done
+  while kill -0 $job 2>/dev/null && within "$signalled" 10; do sleep 0.05; done
   local took
   took=$(elapsed "$signalled")
   local summary="case $c: $scenario, SIG$sig to rank $victim after ${delay} s"
