@@ -1,6 +1,7 @@
 #include "comm/comm.hpp"
 
 #include <mpi.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -9,9 +10,12 @@
 #include <cstring>
 #include <thread>
 
+#include "comm/hang_report.hpp"
 #include "comm/mpi_support.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/log.hpp"
+#include "core/unnamed_memory.hpp"
 
 namespace iris::comm {
 namespace {
@@ -38,6 +42,32 @@ bool started_by_launcher() {
   return false;
 }
 
+// The hang report's board (comm/hang_report.hpp): node-local rank 0 creates it as unnamed shared memory,
+// the others open its descriptor. A rank that cannot open it reports alone (the others see no answer
+// from it); nothing else depends on it.
+void start_hang_reports(const hang::Settings& settings, MPI_Comm node, int rank, int size, int local_rank,
+                        int local_size) {
+  const size_t bytes = hang::board_bytes(local_size);
+  int where[2] = {0, -1};  // pid, fd of local rank 0's board
+  int fd = -1;
+  std::string why;
+  if (local_rank == 0) {
+    fd = unnamed_memory::create(bytes, &why);
+    where[0] = static_cast<int>(getpid());
+    where[1] = fd;
+  }
+  MPI_Bcast(where, 2, MPI_INT, 0, node);
+  if (local_rank != 0 && where[1] >= 0) fd = unnamed_memory::open_peer(where[0], where[1], &why);
+  void* board = fd >= 0 ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  MPI_Barrier(node);  // every rank has it mapped (or gave up): the descriptor may go
+  if (fd >= 0) close(fd);
+  if (board == MAP_FAILED) {
+    log::write(log::Level::warning, "hang reports will not show the other ranks: " + why);
+    board = std::calloc(1, bytes);
+  }
+  hang::start(settings, board, rank, size, local_rank, local_size);
+}
+
 }  // namespace
 
 void check_mpi(int rc, const char* call) {
@@ -61,10 +91,12 @@ std::unique_ptr<Comm> Comm::create(int* argc, char*** argv) {
   // This process's id for the job; under MPI, rank 0's is everyone's.
   comm->job_id_ = format("%d-%lld", static_cast<int>(getpid()),
                          static_cast<long long>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  const hang::Settings hang_settings = hang::settings_from_environment();
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized && !started_by_launcher()) {
     comm->peer_done_.assign(1, 0);
+    hang::start(hang_settings, nullptr, 0, 1, 0, 1);
     return comm;
   }
   comm->mpi_ = true;
@@ -89,6 +121,7 @@ std::unique_ptr<Comm> Comm::create(int* argc, char*** argv) {
   if (comm->rank_ == 0) std::snprintf(id, sizeof id, "%s", comm->job_id_.c_str());
   check_mpi(MPI_Bcast(id, sizeof id, MPI_CHAR, 0, m.world), "MPI_Bcast");
   comm->job_id_ = id;
+  start_hang_reports(hang_settings, m.node, comm->rank_, comm->size_, comm->local_rank_, comm->local_size_);
   return comm;
 }
 
@@ -112,6 +145,7 @@ void Comm::poll_control() {
 
 void Comm::wait(void* request_ptr, const std::string& what) {
   auto* request = static_cast<MPI_Request*>(request_ptr);
+  hang::Wait waiting("waiting in " + what);
   Backoff backoff;
   std::chrono::steady_clock::time_point finished_peer_seen{};
   bool saw_finished_peer = false;
@@ -137,6 +171,7 @@ void Comm::wait(void* request_ptr, const std::string& what) {
       }
     }
     interrupt::check(what.c_str());
+    waiting.poll();
     backoff.pause();
   }
 }
@@ -258,8 +293,10 @@ void Comm::finish() {
     check_mpi(MPI_Isend(&token, 1, MPI_INT, r, kTagDone, m_->control, &sends.back()), "MPI_Isend");
   }
   Backoff backoff;
+  hang::Wait waiting("waiting for the other ranks to finish (this rank has finished its script)");
   while (peers_done_ < size_ - 1) {
     poll_control();
+    waiting.poll();
     backoff.pause();
   }
   MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);

@@ -11,6 +11,7 @@
 
 #include "comm/comm.hpp"
 #include "comm/mpi_support.hpp"
+#include "core/activity.hpp"
 #include "core/error.hpp"
 
 namespace iris::repl {
@@ -99,6 +100,7 @@ std::string Channel::share_command(const std::string& command) {
     return command;
   }
   // Waiting for the next line can take minutes: sleep up to 10 ms between looks.
+  const activity::Scope idle("waiting for rank 0's next REPL command");  // for a hang report of the others
   return mpi_->receive(0, kTagCommand, std::chrono::milliseconds(10));
 }
 
@@ -110,6 +112,7 @@ std::vector<std::string> Channel::gather_results(const std::string& mine) {
   }
   std::vector<std::string> all(size_);
   all[0] = mine;
+  const activity::Scope collecting("waiting for every rank to finish the REPL command");
   for (int r = 1; r < size_; ++r) all[r] = mpi_->receive(r, kTagResult, std::chrono::milliseconds(2));
   return all;
 }

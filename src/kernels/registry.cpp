@@ -12,6 +12,7 @@
 #include "compiler/cache.hpp"
 #include "compiler/device_sources.hpp"
 #include "compiler/hash.hpp"
+#include "core/activity.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -196,6 +197,7 @@ compiler::CompiledCode Registry::compile_for(const runtime::CodeTarget& target, 
     for (const std::string& n : names) key.add(n);
     key.add(compiler::device_header_digest());
     compiler::CompileJob job{unit, options, names, include_dir_, kernel_cache.dir() + "/tmp", target.arch};
+    const activity::Scope compiling("compiling " + where);  // what a hang report says of this rank
     return kernel_cache.get_or_compile(key.hex(), [&] { return c.compile(job); });
   } catch (const Error& e) {
     if (e.code() == Errc::compile) throw Error(Errc::compile, "cannot compile " + where + ":\n" + e.what());

@@ -107,6 +107,9 @@ class Backend {
 
   // Waits for all launched work; throws Error(device_fault) naming the kernels that were in flight.
   virtual void synchronize() = 0;
+  // The kernels launched and not known to have finished, for a hang report: "put (x.lua:3) x2";
+  // "" when none (launches on the cpu backend finish before launch() returns).
+  virtual std::string kernels_in_flight() const { return ""; }
 
   // --- kernels -------------------------------------------------------------------------------------
   virtual std::unique_ptr<Module> load_module(const std::vector<uint8_t>& code) = 0;

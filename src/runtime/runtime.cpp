@@ -4,6 +4,7 @@
 
 #include "capi/process.hpp"
 #include "comm/comm.hpp"
+#include "comm/hang_report.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -96,6 +97,7 @@ Runtime& init(comm::Comm& comm, const InitOptions& options) {
   runtime->heap = std::make_unique<heap::SymmetricHeap>(backend, comm, heap_bytes);
   runtime->mailbox = backend.allocate_mapped_host(sizeof(abi::DeviceMailbox));
   backend.watch_mailbox(runtime->mailbox);  // a device fault then reports a failed wait
+  comm::hang::set_kernels_in_flight([&backend] { return backend.kernels_in_flight(); });
   log::write(log::Level::info, format("iris.init: backend %s on %s (device %d), heap %s per rank", backend.name(),
                                       backend.device_name().c_str(), backend.device(), human_bytes(heap_bytes).c_str()));
   g_runtime = std::move(runtime);
@@ -113,7 +115,10 @@ void synchronize_if_initialized() {
   if (g_runtime) g_runtime->backend->synchronize();
 }
 
-void shutdown() { g_runtime.reset(); }
+void shutdown() {
+  comm::hang::set_kernels_in_flight(nullptr);
+  g_runtime.reset();
+}
 
 }  // namespace iris::runtime
 

@@ -102,8 +102,8 @@ end
 local function broadcast_tensor(self, t, root)
   tensor.check_live(t, "ctx:broadcast", true)
   local op = ("ctx:broadcast(tensor, root=%d)"):format(root)
-  errors.check(C.iris_synchronize()) -- the root's elements are final before anyone reads them
-  errors.check(C.iris_announce(op, t:offset(), args_of_all))
+  errors.check_waiting(C.iris_synchronize) -- the root's elements are final before anyone reads them
+  errors.check_waiting(C.iris_announce, op, t:offset(), args_of_all)
   for r = 0, self.world_size - 1 do
     if args_of_all[r] ~= args_of_all[root] then
       errors.raise("invalid_argument", "ctx:broadcast: ranks passed different tensors: rank %d's is at heap offset %d, "
@@ -112,7 +112,7 @@ local function broadcast_tensor(self, t, root)
   end
   if self.rank ~= root then t:copy(tensor.peer_view(t, root)) end
   -- the root may change its elements again only once every rank has copied them
-  errors.check(C.iris_barrier(op))
+  errors.check_waiting(C.iris_barrier, op)
   return t
 end
 
@@ -127,7 +127,7 @@ function Context:broadcast(value, root)
     if ok then data = result else failure = result end
   end
   local length = failure and SERIALIZE_FAILED or #data
-  errors.check(C.iris_announce(op, length, args_of_all))
+  errors.check_waiting(C.iris_announce, op, length, args_of_all)
   if args_of_all[root] == SERIALIZE_FAILED then
     if failure then errors.raise("invalid_argument", "ctx:broadcast: %s", failure) end
     errors.raise("invalid_argument", "ctx:broadcast: rank %d could not send its value (its own error says why)", root)
@@ -135,7 +135,7 @@ function Context:broadcast(value, root)
   length = tonumber(args_of_all[root])
   local buffer = ffi.new("char[?]", math.max(length, 1))
   if self.rank == root then ffi.copy(buffer, data, length) end
-  errors.check(C.iris_broadcast_bytes(buffer, length, root))
+  errors.check_waiting(C.iris_broadcast_bytes, buffer, length, root)
   if self.rank == root then return value end
   return M.deserialize(ffi.string(buffer, length))
 end

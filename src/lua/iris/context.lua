@@ -103,7 +103,7 @@ local function init(options)
   end
   local heap_bytes = options.heap_size ~= nil and heap_bytes_of(options.heap_size) or 0
   if the_context == nil and C.iris_initialized() == 0 then
-    errors.check(C.iris_init(backend or "", heap_bytes))
+    errors.check_waiting(C.iris_init, backend or "", heap_bytes)
     the_context = new_context()
     return the_context
   end
@@ -129,12 +129,12 @@ function Context:get_num_ranks() return self.world_size end
 -- Finishes this rank's device work, then waits for every rank.
 function Context:barrier()
   check_context(self, "ctx:barrier")
-  errors.check(C.iris_barrier("ctx:barrier()"))
+  errors.check_waiting(C.iris_barrier, "ctx:barrier()")
 end
 
 function Context:synchronize()
   check_context(self, "ctx:synchronize")
-  errors.check(C.iris_synchronize())
+  errors.check_waiting(C.iris_synchronize)
 end
 
 -- uint64 tensor of world_size entries over the heap bases table at heap offset 0: where this rank sees

@@ -22,7 +22,7 @@ end
 
 -- After a rank wrote a new tensor's contents: every rank waits until every rank has.
 local function publish(t, op)
-  if C.iris_world_size() > 1 then errors.check(C.iris_barrier(op)) end
+  if C.iris_world_size() > 1 then errors.check_waiting(C.iris_barrier, op) end
   return t
 end
 

@@ -485,7 +485,7 @@ end
 -- like a launch.
 function M.device_barrier(ctx)
   require("iris.context").check_context(ctx, "ctx:device_barrier")
-  errors.check(C.iris_device_barrier())
+  errors.check_waiting(C.iris_device_barrier)
 end
 
 return M

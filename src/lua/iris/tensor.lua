@@ -163,13 +163,13 @@ local offset_out = ffi.new("uint64_t[1]")
 -- learns "no fit" at once) and tries again; only then is it out of heap.
 local function allocate_block(op, what, bytes, zero)
   local z = zero and 1 or 0
-  errors.check(C.iris_heap_allocate(op, what, bytes, z, 0, offset_out))
+  errors.check_waiting(C.iris_heap_allocate, op, what, bytes, z, 0, offset_out)
   if offset_out[0] == NO_FIT then
     -- One full cycle is enough: a tensor's block is released by the finalizer of its `_alloc` cdata,
     -- which runs within the cycle that finds it unreachable (cdata hold no references, so nothing
     -- waits for a second cycle).
     collectgarbage("collect")
-    errors.check(C.iris_heap_allocate(op, what, bytes, z, 1, offset_out))
+    errors.check_waiting(C.iris_heap_allocate, op, what, bytes, z, 1, offset_out)
   end
   return tonumber(offset_out[0])
 end

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "comm/comm.hpp"
+#include "core/activity.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "iris/impl/abi.h"
@@ -146,6 +147,7 @@ std::unique_ptr<Module> CpuExecution::load_module(const std::vector<uint8_t>& co
 void CpuExecution::launch(Module&, void* function, const LaunchConfig& config, void** args,
                           const std::string& kernel_label, const MappedHostBuffer& mailbox) {
   synchronize();  // a faulted device runs nothing more
+  const activity::Scope running("running a kernel: " + kernel_label);  // what a hang report says of this rank
   const cpu::LaunchFault fault = executor().run(reinterpret_cast<cpu::KernelEntry>(function), args, config);
   if (!fault) return;
   // A wait that gave up left its report in the mailbox: the same words every backend uses.

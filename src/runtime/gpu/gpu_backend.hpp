@@ -60,6 +60,7 @@ class GpuBackend : public Backend {
   bool host_addressable() const override { return false; }
 
   void synchronize() override { wait_stream("waiting for the GPU"); }
+  std::string kernels_in_flight() const override { return faults_.in_flight(); }
   // load_module() is the vendor's.
   void launch(Module& module, void* function, const LaunchConfig& config, void** args,
               const std::string& kernel_label) override;
