@@ -110,6 +110,12 @@ class Backend {
   // The kernels launched and not known to have finished, for a hang report: "put (x.lua:3) x2";
   // "" when none (launches on the cpu backend finish before launch() returns).
   virtual std::string kernels_in_flight() const { return ""; }
+  // What tells this rank's device apart from the other ranks' ("0000:3b:00.0", a GPU's PCI bus id), ""
+  // when ranks have no device to share (cpu). Ranks with the same identity share their device.
+  virtual std::string device_identity() const { return ""; }
+  // When several ranks share this rank's device: what goes slowly and what to do about it, said once
+  // at iris.init ("" when sharing costs nothing, as under CUDA MPS; gpu/device_sharing.hpp).
+  virtual std::string shared_device_advice() const { return ""; }
 
   // --- kernels -------------------------------------------------------------------------------------
   virtual std::unique_ptr<Module> load_module(const std::vector<uint8_t>& code) = 0;

@@ -14,6 +14,7 @@
 #include "heap/symmetric_heap.hpp"
 #include "iris/impl/abi.h"
 #include "kernels/registry.hpp"
+#include "runtime/gpu/device_sharing.hpp"
 
 namespace iris::runtime {
 namespace {
@@ -65,6 +66,25 @@ void check_same_backend(comm::Comm& comm, const Backend& backend) {
   }
 }
 
+// Several ranks on one device may need something started to run well (CUDA MPS): rank 0 says so once.
+void warn_about_shared_devices(comm::Comm& comm, const Backend& backend) {
+  const std::string identity = backend.device_identity();
+  const std::string mine = identity + '\n' + backend.device_name() + '\n' +
+                           (identity.empty() ? "" : backend.shared_device_advice());
+  const auto all = comm.allgatherv(mine.data(), mine.size());
+  if (comm.rank() != 0) return;
+  std::vector<std::string> devices, names, advice;
+  for (const auto& bytes : all) {
+    const std::string text(bytes.begin(), bytes.end());
+    const size_t first = text.find('\n'), second = text.find('\n', first + 1);
+    devices.push_back(text.substr(0, first));
+    names.push_back(text.substr(first + 1, second - first - 1));
+    advice.push_back(text.substr(second + 1));
+  }
+  const std::string warning = gpu::shared_device_warning(devices, names, advice);
+  if (!warning.empty()) log::write(log::Level::warning, warning);
+}
+
 }  // namespace
 
 Runtime::Runtime(comm::Comm& c) : comm(c) {}
@@ -91,6 +111,7 @@ Runtime& init(comm::Comm& comm, const InitOptions& options) {
   heap::all_or_none(comm, "iris.init(): backend", [&] { runtime->backend = create_backend(name, comm); });
   Backend& backend = *runtime->backend;
   check_same_backend(comm, backend);
+  warn_about_shared_devices(comm, backend);
 
   size_t heap_bytes = 0;
   heap::all_or_none(comm, "iris.init(): heap size", [&] { heap_bytes = chosen_heap_bytes(options, backend); });
