@@ -9,7 +9,8 @@
 # standard input); scenarios/<name>.window gives the seconds after the phase starts within which the
 # signal falls (default 1). Cases take the scenarios in turn and the signals SIGKILL, SIGTERM, SIGINT in
 # turn, each at a random moment of its window, to a random rank. IRIS_FI_SEED repeats a run.
-# Prints one line per case and the counts; exits 1 if any case failed.
+# Prints one line per case and the counts (with what a scenario noted, such as "ccl absent": this
+# build has no ctx.ccl, so its collectives were skipped); exits 1 if any case failed.
 set -u
 iris=$1 np=$2 cases=$3
 shift 3
@@ -19,10 +20,13 @@ seed=${IRIS_FI_SEED:-$$}
 RANDOM=$seed
 work=$(mktemp -d "${TMPDIR:-/tmp}/iris-fault-injection.XXXXXX")
 cache=$work/cache  # its own: tmp/ must hold nothing of another job
-export IRIS_CACHE_DIR=$cache IRIS_BACKEND=${IRIS_BACKEND:-cpu}
+export IRIS_CACHE_DIR=$cache IRIS_BACKEND=${IRIS_BACKEND:-cpu} IRIS_FI_SCENARIOS=$here/scenarios
+# A rank that survives its signal (Ctrl-C in the REPL stops only its own chunk) may leave the others
+# waiting in a collective: the hang timeout ends that wait well within the 10 s a case allows.
+export IRIS_HANG_REPORT=${IRIS_HANG_REPORT:-2} IRIS_HANG_TIMEOUT=${IRIS_HANG_TIMEOUT:-4}
 mpirun=(${IRIS_MPIRUN:-mpirun --oversubscribe --bind-to none})
 signals=(KILL TERM INT)
-declare -A sent=() hit=()
+declare -A sent=() hit=() notes=()
 failures=0
 
 now() { date +%s.%N; }
@@ -133,6 +137,7 @@ run_case() {
     fail "left in the cache's tmp/: $(ls -A "$cache/tmp" | tr '\n' ' ')"
     rm -rf "${cache:?}/tmp"/*
   fi
+  [ -f "$dir/note" ] && notes[$scenario]=$(cat "$dir/note")
   sent[$sig]=$((${sent[$sig]:-0} + 1))
   hit[$scenario]=$((${hit[$scenario]:-0} + 1))
 }
@@ -144,7 +149,7 @@ for ((c = 0; c < cases; c++)); do
   run_case $c "$scenario" "$sig" $((RANDOM % np))
 done
 points=""
-for s in "${scenarios[@]}"; do points+=" $s ${hit[$s]:-0},"; done
+for s in "${scenarios[@]}"; do points+=" $s ${hit[$s]:-0}${notes[$s]:+ (${notes[$s]})},"; done
 echo "cases: $cases at $np ranks; signals: SIGKILL ${sent[KILL]:-0}, SIGTERM ${sent[TERM]:-0}, SIGINT ${sent[INT]:-0};" \
   "points:${points%,}; failed: $failures"
 rm -rf "$work"

@@ -6,16 +6,24 @@ pcall(ffi.cdef, "int getpid(void);")
 local M = {}
 local dir = assert(os.getenv("IRIS_FI_DIR"), "IRIS_FI_DIR is not set: run through tests/fault_injection/inject.sh")
 
-local function note(name)
+local function mark(name)
   local f = assert(io.open(("%s/%s.%d"):format(dir, name, iris.rank()), "w"))
   f:write(tostring(ffi.C.getpid()))
   f:close()
 end
 
 -- This rank's pid, for the driver; call first.
-function M.started() note("pid") end
+function M.started() mark("pid") end
 -- The phase the signal is aimed at starts now on this rank.
-function M.ready() note("ready") end
+function M.ready() mark("ready") end
+
+-- Something the driver reports once (rank 0's word): "ccl absent".
+function M.note(text)
+  if iris.rank() ~= 0 then return end
+  local f = assert(io.open(dir .. "/note", "w"))
+  f:write(text)
+  f:close()
+end
 
 -- Runs `step` over and over for `seconds` (the driver has long signalled by then).
 function M.keep_going(seconds, step)
