@@ -12,7 +12,7 @@
 // file, core/unnamed_memory.hpp), not MPI: a rank busy in Lua or in a kernel cannot take part in a
 // collective (and MPI is FUNNELED: no other thread may). Who answers:
 //   - a waiting rank answers from its wait loop (Wait::poll), with the Lua traceback when the wait was
-//     entered through the host's inspectable call (LuaTraceback below), and its device's kernels;
+//     entered through the host's call_waiting (set_lua_sources below), and its device's kernels;
 //   - for any other rank a watcher thread answers: it has the Lua state run a hook (as Ctrl-C does) that
 //     answers with the traceback and continues; code that never runs hooks (a loop compiled by the JIT,
 //     a C function) gets what the watcher knows instead (core/activity.hpp: in a kernel, compiling).
