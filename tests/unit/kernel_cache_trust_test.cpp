@@ -28,9 +28,17 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// A new directory of this test, removed when the test program ends.
 std::string fresh_directory() {
+  static struct Made {
+    std::vector<std::string> paths;
+    ~Made() {
+      for (const std::string& p : paths) fs::remove_all(p);
+    }
+  } made;
   char path[] = "/tmp/iris-cache-trust-test-XXXXXX";
   REQUIRE(mkdtemp(path) != nullptr);
+  made.paths.push_back(path);
   return path;
 }
 
