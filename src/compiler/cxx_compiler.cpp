@@ -88,34 +88,29 @@ class CxxCompiler final : public Compiler {
     }
 
     identity();  // resolves the executable
-    // One private directory per compile, the compiler's TMPDIR too: whatever it leaves goes with it,
-    // on every path (and the guardian removes it if this process dies first).
+    // One private directory per compile, the compiler's TMPDIR too, owned by a guardian process from
+    // before it exists until after it is gone: nothing of the compile stays, however this process ends.
     make_directories(job.work_dir);
     const std::string scratch = job.work_dir + "/cxx-" + unique_suffix();
-    if (mkdir(scratch.c_str(), 0700) != 0) {
-      throw Error(Errc::environment, format("cannot create %s: %s", scratch.c_str(), std::strerror(errno)));
-    }
-    struct Cleanup {
-      std::string dir;
-      ~Cleanup() { remove_tree(dir); }
-    } cleanup{scratch};
-    const std::string source_path = scratch + "/kernel.cpp", object_path = scratch + "/kernel.so",
-                      log_path = scratch + "/log";
-    write_file_atomically(source_path, source.data(), source.size());
-
     std::vector<std::string> argv = command_;
     argv[0] = executable_;
     argv.insert(argv.end(), std::begin(kFixedFlags), std::end(kFixedFlags));
     argv.push_back("-I" + job.include_dir);
     argv.insert(argv.end(), job.options.begin(), job.options.end());
-    for (const std::string& a : {std::string("-o"), object_path, std::string("-x"), std::string("c++"), source_path}) {
+    for (const std::string& a : {std::string("-o"), scratch + "/kernel.so", std::string("-x"), std::string("c++"),
+                                 scratch + "/kernel.cpp"}) {
       argv.push_back(a);
     }
-    const int status = run_guarded({argv, {"TMPDIR=" + scratch}, log_path, scratch},
-                                   [] { interrupt::check("compiling a kernel"); });
-    const std::string log = read_log(log_path);
+    std::string log;
+    bool wrote_object = false;
+    const int status = run_guarded({argv, {"TMPDIR=" + scratch}, scratch, {{"kernel.cpp", source}}, "log"},
+                                   [] { interrupt::check("compiling a kernel"); },
+                                   [&](const std::string& dir) {
+                                     log = read_log(dir + "/log");
+                                     wrote_object = read_file(dir + "/kernel.so", &out.code);
+                                   });
     if (status != 0) throw Error(Errc::compile, log.empty() ? format("%s failed (status %d)", command_[0].c_str(), status) : log);
-    if (!read_file(object_path, &out.code)) throw Error(Errc::compile, command_[0] + " wrote no shared object\n" + log);
+    if (!wrote_object) throw Error(Errc::compile, command_[0] + " wrote no shared object\n" + log);
     return out;
   }
 
