@@ -1,0 +1,49 @@
+-- The library that collectives are measured against in the same run (src/capi/capi_reference.h): NCCL
+-- on the cuda backend, RCCL on hip, MPI on cpu. Used by scripts/bench/ccl_bench.lua and the labs'
+-- checkers (iris-lua lab).
+local ffi = require "ffi"
+local C = ffi.C
+
+local M = {}
+
+-- Collective: opens the backend's reference library on every rank. Returns { name = "NCCL", handle }
+-- or, when any rank cannot open it, { name = "none", why = "rank 1: ..." } on every rank.
+function M.open(ctx)
+  local kind = ctx.backend == "cuda" and "nccl" or ctx.backend == "hip" and "rccl" or "mpi"
+  local id = ffi.new("uint8_t[128]")
+  local ok, reason = true, nil
+  if kind ~= "mpi" then
+    if ctx.rank == 0 and C.iris_reference_unique_id(kind, id, 128) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
+    local shared = ctx:broadcast({ ok = ok, reason = reason, id = ok and ffi.string(id, 128) or nil }, 0)
+    ok, reason = shared.ok, shared.reason
+    if ok then ffi.copy(id, shared.id, 128) end
+  end
+  local out = ffi.new("iris_reference*[1]")
+  if ok and C.iris_reference_open(kind, id, 128, out) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
+  -- Every rank must agree: one that could not open it takes the reference away from all.
+  for r = 0, ctx.world_size - 1 do
+    local theirs = ctx:broadcast({ ok = ok, reason = reason }, r)
+    if not theirs.ok and ok then
+      ok, reason = false, ("rank %d: %s"):format(r, theirs.reason)
+      if out[0] ~= nil then C.iris_reference_close(out[0]) end
+    end
+  end
+  if ok then return { name = kind:upper(), handle = out[0] } end
+  return { name = "none", why = reason }
+end
+
+-- Runs `collective` on the library (iris_reference_run: counts as each library counts them); raises
+-- the library's error.
+function M.run(reference, collective, send, recv, count, dtype, op, root, iterations)
+  if C.iris_reference_run(reference.handle, collective, send:data_ptr(), recv:data_ptr(), count, dtype, op or "sum",
+    root or 0, iterations or 1) ~= 0 then
+    error(ffi.string(C.iris_last_error()), 0)
+  end
+end
+
+function M.close(reference)
+  if reference.handle then C.iris_reference_close(reference.handle) end
+  reference.handle = nil
+end
+
+return M
