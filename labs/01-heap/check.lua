@@ -21,7 +21,8 @@ return H.define {
     local function address(t) return tonumber(ffi.cast("uintptr_t", t:data_ptr())) end
 
     for _, before in ipairs { 1, 3000 } do
-      check:step(("where: every rank's copy of a tensor (%d floats allocated before it)"):format(before), function()
+      check:step(("where: every rank's copy of a tensor (%s allocated before it)"):format(H.count(before, "float")),
+        function()
         local _ = ctx:zeros(before) -- so the tensor's offset is not the first one
         local t, addrs = ctx:zeros(7), ctx:zeros(W, "uint64")
         lab.where(t, addrs)
@@ -41,7 +42,7 @@ return H.define {
     end
 
     for _, k in ipairs { 1, 1000, 4099 } do
-      check:step(("gather: %s from every rank into every rank"):format(H.count(k, "int32")), function()
+      check:step(("gather: %s from every rank into every rank"):format(H.count(k, "int32 value")), function()
         local mine, all, expected = inputs(k, "gather " .. k)
         lab.gather(mine, all)
         ctx:barrier()
@@ -58,14 +59,14 @@ return H.define {
       })
     end
     local yours, reference
-    check:step(("gather: %d timed runs of %d int32 per rank, each checked"):format(check.runs, k), function()
+    check:step(("gather: %d timed runs of %d int32 values per rank, each checked"):format(check.runs, k), function()
       yours = timed(function() lab.gather(mine, all) end)
     end, GATHER_HINT)
     check:step("reference: ctx.ccl.all_gather, timed and checked the same way", function()
       check:need("ccl", "ctx.ccl (the collectives)")
       reference = timed(function() ctx.ccl.all_gather(all, mine) end)
     end)
-    check:compare { what = ("per call, %d int32 per rank"):format(k), yours = yours,
+    check:compare { what = ("per call, %d int32 values per rank"):format(k), yours = yours,
                     reference = { name = "ctx.ccl.all_gather", ms = reference }, threshold = 1.5 }
   end,
 }
