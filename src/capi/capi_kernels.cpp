@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "capi/guard.hpp"
+#include "comm/comm.hpp"
 #include "core/trace.hpp"
 #include "iris/impl/abi.h"
 #include "programs/registry.hpp"
@@ -119,6 +120,7 @@ int iris_launch_limits(uint32_t* max_grid, uint32_t* max_block, uint32_t* max_th
 
 int iris_device_barrier(void) {
   return capi::guarded([&] {
+    session::comm().require_every_rank("ctx:device_barrier()");  // its kernel would wait for ranks that never come
     trace::Span span("device_barrier", "sync");
     session::registry().device_barrier();
   });

@@ -99,6 +99,12 @@ int iris_exchange_bytes(int lane, int route, int root, const char* op, const cha
   });
 }
 
+void iris_comm_run_alone(const char* reason) { session::comm().run_alone(reason != nullptr ? reason : ""); }
+
+int iris_comm_require_every_rank(const char* op) {
+  return capi::guarded([&] { session::comm().require_every_rank(op); });
+}
+
 int iris_comm_renew(void) {
   return capi::guarded([&] { session::comm().renew(); });
 }

@@ -61,8 +61,8 @@ Input open_input(ReplSession& s, bool stdin_is_terminal) {
 // and sets a note naming the others.
 void prepare_forwarding(comm::Comm& comm) {
   const std::string mine = std::to_string(::getpid()) + " " + iris_repl_host_name();
-  auto processes = comm.exchange(comm::Lane::session, comm::Route::to_root, 0, "REPL: processes", mine.data(),
-                                 mine.size());
+  auto processes = comm.exchange(comm::Lane::session, comm::Route::to_root, 0, "every rank's process id (REPL)",
+                                 mine.data(), mine.size());
   if (comm.rank() != 0) return;
   auto host_of = [](const std::string& process) { return process.substr(process.find(' ') + 1); };
   std::vector<pid_t> local;

@@ -49,6 +49,8 @@ class FaultState {
   void drained() { in_flight_.clear(); }
 
   bool faulted() const { return !message_.empty(); }
+  // The kernels launched since the stream last drained, "" when none.
+  std::string in_flight() const { return in_flight_.empty() ? "" : in_flight_.describe(); }
   // Throws the remembered Error(device_fault) when the device has faulted.
   void throw_if_faulted() const;
 

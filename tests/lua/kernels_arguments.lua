@@ -30,6 +30,18 @@ expect_error("cfg.block must be an integer or {x, y, z}, got nil",
 expect_error("k:launch: a block of 32 x 32 x 2 = 2048 threads; at most 1024",
   function() mod.k:launch({ grid = 1, block = { 32, 32, 2 } }, buf, 1, ctx, true, 0, buf) end)
 
+-- 64-bit integers: 2^64 and 2^63 are the doubles just past uint64_t's and int64_t's ranges (issue 12).
+local wide = iris.compile [[
+__global__ void wide(uint64_t* out, uint64_t u, int64_t s) { out[0] = u; out[1] = static_cast<uint64_t>(s); }
+]].wide
+local out = ctx:zeros(2, "uint64")
+expect_error("argument 2 'u' (uint64_t) expects an integer in [0, 18446744073709551615], got number",
+  function() wide:launch(cfg, out, 2 ^ 64, 0) end)
+expect_error("argument 3 's' (int64_t) expects an integer in [-9223372036854775808, 9223372036854775807], got number",
+  function() wide:launch(cfg, out, 0, 2 ^ 63) end)
+wide:launch(cfg, out, 0xffffffffffffffffULL, -1)
+assert(out:to_table()[1] == 2 ^ 64 - 1 and out:get(2) == 2 ^ 64 - 1, "exact uint64_t cdata and int64_t -1")
+
 -- A compile error: the compiler's log, its lines counted in the snippet, and the script line where
 -- the snippet's first line is (found in this file, though LuaJIT reports the call's last line).
 local first_line = debug.getinfo(1, "l").currentline + 2

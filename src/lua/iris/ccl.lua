@@ -291,17 +291,22 @@ function M.new(ctx)
   local auto = AUTO[device_class]
   local world_group
 
-  -- The members of this call (the world's are made once).
+  -- The members of this call (the world's are made once). A call with other members is refused at once
+  -- where this rank runs code alone (the REPL's :on R): its kernel would wait for ranks that never come.
   local function members(what, o)
     if ctx.world_size > MAX_RANKS then
       errors.raise("invalid_argument", "%s: ctx.ccl works with up to %d ranks (its flags live in each heap's %s runtime "
         .. "scratch region); this job has %d", what, MAX_RANKS, human(24 * 1024), ctx.world_size)
     end
+    local g
     if o.group == nil then
       world_group = world_group or read_group(what, ctx, nil)
-      return world_group
+      g = world_group
+    else
+      g = read_group(what, ctx, o.group)
     end
-    return read_group(what, ctx, o.group)
+    if g.size > 1 then errors.check(C.iris_comm_require_every_rank(what)) end
+    return g
   end
 
   -- How one call runs on a rows x cols view: variant, tiles (a single row is tiled in runs of

@@ -1,8 +1,8 @@
 -- iris.init and the context (docs/memory.md).
 --
--- The context is one table per process: fields rank, world_size, device, backend, and the methods
--- attached at the end of this file, in one block: those defined here and those other modules define
--- (iris.creation: ctx:zeros() and friends; iris.broadcast: ctx:broadcast(); iris.kernel:
+-- The context is one table per process: read-only fields rank, world_size, device, backend, and the
+-- methods attached at the end of this file, in one block: those defined here and those other modules
+-- define (iris.creation: ctx:zeros() and friends; iris.broadcast: ctx:broadcast(); iris.kernel:
 -- ctx:device_barrier()), and the field ccl (iris.ccl's collectives). Every method is checked there for
 -- its receiver, so none checks it itself.
 local ffi = require "ffi"
@@ -16,7 +16,25 @@ local C = ffi.C
 local M = {}
 
 local Context = {}
-Context.__index = Context
+
+-- The running context's fields (rank, world_size, device, ...; there is one context per process). The
+-- context reads them through its metatable, so assigning one is an error instead of a silent change
+-- of what kernels and collectives are told: `ctx.rank = 1 - ctx.rank` would otherwise pass the wrong
+-- rank to every later launch. Methods are found one level further, in Context.
+local fields = setmetatable({}, { __index = Context })
+Context.__index = fields
+
+function Context.__newindex(self, key, value)
+  local current = fields[key]
+  if current ~= nil then
+    if type(current) == "function" then
+      errors.raise("invalid_argument", "ctx.%s is a method of the context and cannot be replaced", tostring(key))
+    end
+    errors.raise("invalid_argument", "ctx.%s is read-only: it describes the running job (keep a changed value in a "
+      .. "variable of your own: local %s = ctx.%s)", tostring(key), tostring(key), tostring(key))
+  end
+  rawset(self, key, value)
+end
 
 local the_context
 
@@ -45,15 +63,14 @@ end
 
 local function new_context()
   tensor.attach()
-  local ctx = setmetatable({
-    rank = C.iris_rank(),
-    world_size = C.iris_world_size(),
-    device = C.iris_device_ordinal(),
-    backend = ffi.string(C.iris_backend_name()),
-    device_name = ffi.string(C.iris_device_name()),
-    heap_size = tonumber(C.iris_heap_size()),
-  }, Context)
-  ctx.ccl = require("iris.ccl").new(ctx)
+  fields.rank = C.iris_rank()
+  fields.world_size = C.iris_world_size()
+  fields.device = C.iris_device_ordinal()
+  fields.backend = ffi.string(C.iris_backend_name())
+  fields.device_name = ffi.string(C.iris_device_name())
+  fields.heap_size = tonumber(C.iris_heap_size())
+  local ctx = setmetatable({}, Context)
+  fields.ccl = require("iris.ccl").new(ctx)
   return ctx
 end
 
@@ -93,7 +110,7 @@ function M.init(options)
   local heap_bytes = options.heap_size ~= nil and heap_bytes_of(options.heap_size) or 0
   if the_context == nil and C.iris_initialized() == 0 then
     if trace.state.on then trace.note_origin() end
-    errors.check(C.iris_init(backend or "", heap_bytes))
+    errors.check_waiting(C.iris_init, backend or "", heap_bytes)
     the_context = new_context()
     return the_context
   end
@@ -118,12 +135,12 @@ local function get_num_ranks(self) return self.world_size end
 -- Finishes this rank's device work, then waits for every rank.
 local function barrier(self)
   if trace.state.on then trace.note_origin() end
-  errors.check(C.iris_barrier("ctx:barrier()"))
+  errors.check_waiting(C.iris_barrier, "ctx:barrier()")
 end
 
 local function synchronize(self)
   if trace.state.on then trace.note_origin() end
-  errors.check(C.iris_synchronize())
+  errors.check_waiting(C.iris_synchronize)
 end
 
 -- uint64 tensor of world_size entries over the heap bases table at heap offset 0: where this rank sees

@@ -72,6 +72,15 @@ function M.check(status)
   end
 end
 
+-- Calls `f`, a C function that may wait for other ranks or the device, with the arguments, and raises
+-- its error like check(). It goes through the host's call_waiting, so that while it waits a hang report
+-- can show this rank's Lua traceback (code the JIT compiled cannot be looked at); without a host (a
+-- plain LuaJIT), it is a plain call.
+local host = package.loaded["iris.host"]
+local call_waiting = host and host.call_waiting or function(f, ...) return f(...) end
+
+function M.check_waiting(f, ...) M.check(call_waiting(f, ...)) end
+
 -- The kind of an error message raised through this module, or nil.
 function M.kind(message) return kind_of_message[message] end
 

@@ -5,6 +5,7 @@
 -- generated for its signature (loadstring): fixed argument slots allocated once, one check per
 -- parameter, one FFI call. A launch from a JIT-compiled loop costs the FFI call and the driver's launch.
 local ffi = require "ffi"
+local bit = require "bit"
 require "iris.cdef"
 local errors = require "iris.errors"
 local trace = require "iris.trace"
@@ -32,9 +33,12 @@ local function a_tensor_of(dtype)
   return (dtype:sub(1, 1) == "i" and "an %s tensor" or "a %s tensor"):format(dtype)
 end
 
+local int64_t, uint64_t = ffi.typeof("int64_t"), ffi.typeof("uint64_t")
+
 local function describe(v)
   if is_tensor(v) then return a_tensor_of(v.dtype) end
   local kind = type(v)
+  if kind == "cdata" and (ffi.istype(int64_t, v) or ffi.istype(uint64_t, v)) then return "cdata " .. tostring(v) end
   if kind == "number" then return ("number %s"):format(tostring(v)) end
   if kind == "string" then return ("string %q"):format(#v > 40 and v:sub(1, 40) .. "..." or v) end
   if kind == "boolean" then return ("boolean %s"):format(tostring(v)) end
@@ -42,12 +46,36 @@ local function describe(v)
   return "a " .. kind
 end
 
+-- An integer parameter's exact range. Lua numbers are doubles and the largest int64_t and uint64_t
+-- (2^63 - 1, 2^64 - 1) are not, so numbers are checked against the first value above the range, which
+-- every type's is (2^63, 2^64, 2^31, ...); exact values beyond 2^53 come as int64_t or uint64_t cdata
+-- (2^62 + 1 is 2LL^62 + 1, the largest uint64_t 0xffffffffffffffffULL), checked as 64-bit integers.
+local function integer_range(param)
+  local bits = 8 * ffi.sizeof(param.ctype)
+  local signed = param.min < 0
+  local max = bits == 64 and not signed and 0xffffffffffffffffULL or bit.lshift(1ULL, signed and bits - 1 or bits) - 1
+  return {
+    signed = signed, min = param.min, above = signed and 2 ^ (bits - 1) or 2 ^ bits,
+    min_exact = signed and -ffi.cast(int64_t, max) - 1 or 0LL, max_exact = max,
+  }
+end
+
+local function exact_text(v) return (tostring(v):gsub("U?LL$", "")) end
+
+-- Whether `v` is an int64_t or uint64_t cdata within `range`.
+local function fits_integer_cdata(v, range)
+  if ffi.istype(uint64_t, v) then return v <= range.max_exact end
+  if not ffi.istype(int64_t, v) then return false end
+  if v < 0 then return range.signed and v >= range.min_exact end
+  return ffi.cast(uint64_t, v) <= range.max_exact
+end
+
 local function expected(param)
   local k = param.kind
   if k == PARAM_POINTER then
     return param.dtype == "" and "a tensor" or a_tensor_of(param.dtype)
   elseif k == PARAM_INTEGER then
-    return ("an integer in [%.0f, %.0f]"):format(param.min, param.max)
+    return ("an integer in [%s, %s]"):format(exact_text(param.range.min_exact), exact_text(param.range.max_exact))
   elseif k == PARAM_BOOL then
     return "a boolean"
   elseif k == PARAM_CONTEXT then
@@ -143,8 +171,9 @@ local function marshal_code(p, i)
     local dtype_check = p.dtype == "" and "" or (" or %s.dtype ~= %q"):format(a, p.dtype)
     return ("  if not is_tensor(%s)%s then %s end\n  %s[0] = %s:data_ptr()\n"):format(a, dtype_check, bad, s, a)
   elseif p.kind == PARAM_INTEGER then
-    return ("  if type(%s) ~= 'number' or %s %% 1 ~= 0 or %s < %.17g or %s > %.17g then %s end\n  %s[0] = %s\n")
-      :format(a, a, a, p.min, a, p.max, bad, s, a)
+    return ("  if type(%s) == 'number' then\n    if %s %% 1 ~= 0 or %s < %.17g or %s >= %.17g then %s end\n" ..
+      "  elseif not fits_integer_cdata(%s, kernel.params[%d].range) then %s end\n  %s[0] = %s\n")
+      :format(a, a, a, p.range.min, a, p.range.above, bad, a, i, bad, s, a)
   elseif p.kind == PARAM_FLOAT then
     return ("  if type(%s) ~= 'number' then %s end\n  %s[0] = %s\n"):format(a, bad, s, a)
   elseif p.kind == PARAM_FLOAT16 or p.kind == PARAM_BFLOAT16 then
@@ -173,7 +202,7 @@ local function generate(kernel)
     "local env = ...",
     "local kernel, C, errors, is_tensor = env.kernel, env.C, env.errors, env.is_tensor",
     "local bad_argument, bad_count, bad_iterations = env.bad_argument, env.bad_count, env.bad_iterations",
-    "local context_data, read_config = env.context_data, env.read_config",
+    "local context_data, read_config, fits_integer_cdata = env.context_data, env.read_config, env.fits_integer_cdata",
     "local handle, argv, dims, seconds = env.handle, env.argv, env.dims, env.seconds",
     "local tracing, note_origin = env.tracing, env.note_origin",
   }
@@ -203,6 +232,7 @@ local function generate(kernel)
   local env = {
     kernel = kernel, C = C, errors = errors, is_tensor = is_tensor, bad_argument = bad_argument,
     bad_count = bad_count, bad_iterations = bad_iterations, context_data = context_data, read_config = read_config,
+    fits_integer_cdata = fits_integer_cdata,
     handle = kernel.handle, argv = argv, dims = ffi.new("uint32_t[6]"), seconds = ffi.new("double[1]"), slots = slots,
     tracing = trace.state, note_origin = trace.note_origin,
   }
@@ -241,6 +271,7 @@ local function make_kernel(handle)
       name = ffi.string(info.name), type = ffi.string(info.type), kind = info.kind,
       ctype = ffi.string(info.ctype), dtype = ffi.string(info.dtype), min = info.min, max = info.max,
     }
+    if info.kind == PARAM_INTEGER then kernel.params[i].range = integer_range(kernel.params[i]) end
   end
   kernel.launch, kernel.time_raw_launches = generate(kernel)
   return kernel
@@ -453,8 +484,9 @@ function M.compile_file(path, opts)
   end
   local file, err = io.open(path, "rb")
   if not file then errors.raise("invalid_argument", "iris.compile_file: cannot open %s", err) end
-  local source = file:read("*a")
+  local source, read_error = file:read("*a") -- a directory opens, then fails here
   file:close()
+  if not source then errors.raise("invalid_argument", "iris.compile_file: cannot read %s: %s", path, read_error) end
   return compile(source, opts, path, path, path)
 end
 
@@ -464,7 +496,7 @@ M.bench = bench
 -- like a launch (iris.context attaches it and checks that it is called on the context).
 function M.device_barrier(ctx)
   if trace.state.on then trace.note_origin() end
-  errors.check(C.iris_device_barrier())
+  errors.check_waiting(C.iris_device_barrier)
 end
 
 return M

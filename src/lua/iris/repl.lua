@@ -203,7 +203,12 @@ local function perform(command, world_size)
   if command.kind == "ranks" then
     io.stdout:write(describe_this_rank())
   else
+    -- Code on one rank must not wait in a collective for ranks that skip it: that was a silent hang.
+    if command.target >= 0 then
+      C.iris_comm_run_alone((":on %d runs this code on rank %d alone"):format(command.target, command.target))
+    end
     local ok, failure = pcall(run_code, command, record)
+    C.iris_comm_run_alone(nil)
     if not ok then record.status, record.report = "error", error_text(failure) end
   end
   io.stdout:flush()
@@ -247,15 +252,17 @@ local function decode_record(text)
     err = text:sub(start + out_n, start + out_n + err_n - 1) }
 end
 
--- Rank 0 passes the command (the others nil); every rank gets it back.
+-- Rank 0 passes the command (the others nil); every rank gets it back. (An exchange on the session lane
+-- is named for what a rank waits for in it: a hang report says "waiting for <name>".)
 local function share_command(text)
-  return between_ranks.exchange(between_ranks.SESSION, between_ranks.FROM_ROOT, 0, "REPL: command", text or "")[0]
+  return between_ranks.exchange(between_ranks.SESSION, between_ranks.FROM_ROOT, 0, "rank 0's next REPL command",
+    text or "")[0]
 end
 
 -- Every rank's record on rank 0 (index = rank, from 0); nil elsewhere.
 local function gather_records(mine, world_size)
-  local all = between_ranks.exchange(between_ranks.SESSION, between_ranks.TO_ROOT, 0, "REPL: results",
-    encode_record(mine))
+  local all = between_ranks.exchange(between_ranks.SESSION, between_ranks.TO_ROOT, 0,
+    "every rank to finish the REPL command", encode_record(mine))
   if C.iris_rank() ~= 0 then return nil end
   local records = { [0] = mine }
   for r = 1, world_size - 1 do records[r] = decode_record(all[r]) end

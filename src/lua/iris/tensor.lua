@@ -163,16 +163,16 @@ local offset_out = ffi.new("uint64_t[1]")
 -- Collective: a block of `bytes` at the same offset on every rank. A request that does not fit
 -- collects garbage on every rank (together: the allocator state is the same everywhere, so every rank
 -- learns "no fit" at once) and tries again; only then is it out of heap.
-local function allocate_block(op, bytes, zero)
+local function allocate_block(op, what, bytes, zero)
   local z = zero and 1 or 0
   if trace.state.on then trace.note_origin() end
-  errors.check(C.iris_heap_allocate(op, bytes, z, 0, offset_out))
+  errors.check_waiting(C.iris_heap_allocate, op, what, bytes, z, 0, offset_out)
   if offset_out[0] == NO_FIT then
     -- One full cycle is enough: a tensor's block is released by the finalizer of its `_alloc` cdata,
     -- which runs within the cycle that finds it unreachable (cdata hold no references, so nothing
     -- waits for a second cycle).
     collectgarbage("collect")
-    errors.check(C.iris_heap_allocate(op, bytes, z, 1, offset_out))
+    errors.check_waiting(C.iris_heap_allocate, op, what, bytes, z, 1, offset_out)
   end
   return tonumber(offset_out[0])
 end
@@ -180,7 +180,8 @@ end
 -- Collective: a new contiguous tensor. `op` names the call ("ctx:zeros()"); zero: fill with zeros.
 function M.allocate(op, dims, numel, dt, zero)
   if C.iris_initialized() == 0 then errors.raise("invalid_argument", "%s: call iris.init() first", op) end
-  local offset = allocate_block(op, numel * dt.size, zero)
+  -- The dtype and shape travel with the size: ranks asking the same bytes as different tensors differ.
+  local offset = allocate_block(op, dt.name .. " " .. shape_text(dims), numel * dt.size, zero)
   local alloc = ffi.gc(alloc_t(offset, 0), release_block)
   return make(dt, dims, contiguous_strides(dims), numel, offset, heap_pointer(C.iris_rank(), offset, dt), alloc)
 end

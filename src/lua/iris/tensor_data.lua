@@ -193,7 +193,7 @@ function M.clone(self)
   local out = tensor.allocate("t:clone()", dims, self._numel, self._dt, false)
   out:copy(self)
   -- every rank wrote its copy before any rank gets the tensor (docs/memory.md)
-  if C.iris_world_size() > 1 then errors.check(C.iris_barrier("t:clone()")) end
+  if C.iris_world_size() > 1 then errors.check_waiting(C.iris_barrier, "t:clone()") end
   return out
 end
 
