@@ -87,7 +87,7 @@ TEST_CASE("a failed wait reported in the mailbox is named in the device fault", 
   const std::string message = fault_message([&] { gpu.synchronize(); });
   std::printf("[gpu test] the fault reads: %s\n", message.c_str());
   CHECK_THAT(message, Contains("wait_for_flag (fault_test.cpp:2)"));
-  CHECK_THAT(message, Contains("wait_until on rank 0 gave up after 10.0 s: address 0x7f00deadbeef held -5, expected 42"));
+  CHECK_THAT(message, Contains("wait_until on rank 0 gave up after 10.0 s: address 0x7f00deadbeef held -5, waited for a value == 42 (iris::Cmp::eq)"));
   // The mailbox itself, read after the fault.
   const auto* report = static_cast<const abi::DeviceMailbox*>(mailbox.host);
   CHECK(report->failed == 1);
