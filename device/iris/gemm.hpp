@@ -99,8 +99,9 @@ IRIS_DEVICE void for_each(const Accumulator& acc, F f);
 // dst(tile.row + i, tile.col + j) = U(acc(i, j)) for i < tile.rows, j < tile.cols: the accumulator's
 // (0, 0) lands on the tile's first element, so one accumulator can be stored at several places (a local
 // tile and its place in a gathered result). dst may be in any rank's heap (a translated pointer); rows
-// move as 16-byte stores where dst allows. Plain stores: publish them with a signal after
-// __syncthreads(), as any block's writes.
+// move as 16-byte stores where dst allows. Every thread of the block sees the whole tile written when
+// store() returns; other ranks see these plain stores once a signal (after __syncthreads()) publishes
+// them.
 template <class U>
 IRIS_DEVICE void store(const Accumulator& acc, const ccl::View<U>& dst, const ccl::Tile& tile);
 

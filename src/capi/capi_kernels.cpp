@@ -117,6 +117,10 @@ int iris_launch_limits(uint32_t* max_grid, uint32_t* max_block, uint32_t* max_th
   });
 }
 
+int iris_device_multiprocessors(uint32_t* count) {
+  return capi::guarded([&] { *count = session::backend().launch_limits().multiprocessors; });
+}
+
 int iris_device_barrier(void) {
   return capi::guarded([&] {
     trace::Span span("device_barrier", "sync");

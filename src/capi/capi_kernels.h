@@ -61,6 +61,9 @@ int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uin
    threads per block. Fails before iris_init (unless a registry of its own is in place). */
 int iris_launch_limits(uint32_t* max_grid, uint32_t* max_block, uint32_t* max_threads_per_block);
 
+/* The device's multiprocessors (SMs, CUs; the cpu backend's threads per rank): ctx:get_cu_count(). */
+int iris_device_multiprocessors(uint32_t* count);
+
 /* ctx:device_barrier() (asynchronous, like a launch). */
 int iris_device_barrier(void);
 

@@ -30,6 +30,7 @@ struct Dim3 {
 // grid and block against them before anything reaches the backend (iris_launch_limits).
 struct LaunchLimits {
   unsigned max_threads_per_block = 0;
+  unsigned multiprocessors = 0;  // SMs, CUs, or the cpu backend's threads per rank: blocks that run at once
   unsigned max_block[3] = {0, 0, 0};
   unsigned max_grid[3] = {0, 0, 0};
 };

@@ -144,6 +144,7 @@ IRIS_DEVICE void store(const Accumulator& acc, const ccl::View<U>& dst, const cc
     __syncthreads();
     write_rows(smem, dst.ptr + (tile.row + first) * dst.stride + tile.col, dst.stride, rows, tile.cols);
   }
+  __syncthreads();  // the whole tile is written when any thread returns (a collective may read it next)
 }
 
 template <class U>

@@ -35,6 +35,7 @@ LaunchLimits CpuBackend::launch_limits() const {
   limits.max_block[2] = 64;
   limits.max_grid[0] = 2147483647u;
   limits.max_grid[1] = limits.max_grid[2] = 65535;
+  limits.multiprocessors = static_cast<unsigned>(cpu_threads_per_rank(execution_->comm));
   return limits;
 }
 
