@@ -1,11 +1,13 @@
 // Kernels behind the C boundary: thin wrappers over programs::Registry (src/programs).
 #include "capi/capi_kernels.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "capi/guard.hpp"
+#include "comm/comm.hpp"
 #include "core/trace.hpp"
 #include "iris/impl/abi.h"
 #include "programs/registry.hpp"
@@ -119,6 +121,16 @@ int iris_launch_limits(uint32_t* max_grid, uint32_t* max_block, uint32_t* max_th
 
 int iris_device_multiprocessors(uint32_t* count) {
   return capi::guarded([&] { *count = session::backend().launch_limits().multiprocessors; });
+}
+
+int iris_device_sharing(uint32_t* ranks) {
+  return capi::guarded([&] {
+    const runtime::Backend& backend = session::backend();
+    const int devices = std::max(1, backend.device_count());
+    uint32_t count = 0;
+    for (int r = 0; r < session::comm().local_size(); ++r) count += r % devices == backend.device() ? 1 : 0;
+    *ranks = std::max<uint32_t>(1, count);
+  });
 }
 
 int iris_device_barrier(void) {

@@ -63,6 +63,9 @@ int iris_launch_limits(uint32_t* max_grid, uint32_t* max_block, uint32_t* max_th
 
 /* The device's multiprocessors (SMs, CUs; the cpu backend's threads per rank): ctx:get_cu_count(). */
 int iris_device_multiprocessors(uint32_t* count);
+/* How many ranks of this node run on this rank's device (1 on the cpu backend): their kernels share
+   the multiprocessors. */
+int iris_device_sharing(uint32_t* ranks);
 
 /* ctx:device_barrier() (asynchronous, like a launch). */
 int iris_device_barrier(void);

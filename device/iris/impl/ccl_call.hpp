@@ -140,7 +140,9 @@ __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const
     text.put(dtype_name(dtype));
     text.put(d.count == 1 ? " element" : " elements");
   }
-  if (d.rows != other.rows && !is_op(collective)) {
+  // The shape of the work is worth naming only between calls of one collective.
+  const bool alike = collective == static_cast<int>(other.kind & 0xff);
+  if (d.rows != other.rows && alike && !is_op(collective)) {
     text.put(" as ");
     text.put(d.rows);
     text.put(" rows");
@@ -157,12 +159,12 @@ __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const
     if (!first) text.put(", ");
     first = false;
   };
-  if (((d.kind ^ other.kind) >> 8 & 0xff) != 0 && collective == (other.kind & 0xff)) {
+  if (((d.kind ^ other.kind) >> 8 & 0xff) != 0 && alike) {
     next();
     text.put("variant ");
     text.put(variant_name(variant));
   }
-  if ((d.grid & 0xff) != (other.grid & 0xff)) {
+  if ((d.grid & 0xff) != (other.grid & 0xff) && alike) {
     next();
     text.put("dim ");
     text.put(static_cast<uint64_t>(d.grid & 0xff));
@@ -171,14 +173,14 @@ __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const
     next();
     put_group(text, d.group);
   }
-  if (d.tiling != other.tiling) {
+  if (d.tiling != other.tiling && alike) {
     next();
     text.put("tiles ");
     text.put(static_cast<uint64_t>(d.tiling >> 16));
     text.put(" x ");
     text.put(static_cast<uint64_t>(d.tiling & 0xffff));
   }
-  if ((d.grid >> 8) != (other.grid >> 8)) {
+  if ((d.grid >> 8) != (other.grid >> 8) && alike) {
     next();
     text.put(static_cast<uint64_t>(d.grid >> 8));
     text.put(" blocks");

@@ -91,7 +91,7 @@ function M.new(ctx)
   local calls = ccl.calls(ctx)
   local modules, workspaces = {}, {}
   local device_class = ctx.backend == "cpu" and "cpu" or "gpu"
-  local defaults -- found at the first call (collective: every rank makes it)
+  local default_blocks -- found at the first call
 
   local function module(name)
     local m = modules[name]
@@ -102,18 +102,17 @@ function M.new(ctx)
     return m
   end
 
-  -- The default grid: the device's multiprocessors, shared among the ranks that share this device (their
-  -- persistent kernels run at the same time); rank 0's figure, so every rank launches the same grid.
-  local function default_blocks()
-    if not defaults then
-      local sharing = 0
-      for r = 0, ctx.world_size - 1 do
-        if ctx:broadcast(ctx.device, r) == ctx.device then sharing = sharing + 1 end
-      end
-      local units = ctx:get_cu_count()
-      defaults = ctx:broadcast({ blocks = math.max(1, math.floor(units / sharing)) }, 0)
+  -- The default grid: the device's multiprocessors, divided among the node's ranks that share the device
+  -- (their persistent kernels must all run at once: blocks wait for their peers' blocks). Found without
+  -- asking the other ranks, so a call never waits on the host for a rank that called something else;
+  -- ranks on unlike devices get a mismatch naming both grids (pass `blocks`).
+  local function blocks_by_default()
+    if not default_blocks then
+      local sharing = ffi.new("uint32_t[1]")
+      errors.check(C.iris_device_sharing(sharing))
+      default_blocks = math.max(1, math.floor(ctx:get_cu_count() / sharing[0]))
     end
-    return defaults.blocks
+    return default_blocks
   end
 
   local function read_options(what, op, opts)
@@ -151,7 +150,7 @@ function M.new(ctx)
 
   -- GEMM blocks (no more than the tiles) and communication blocks (variants that have them).
   local function grid(what, o, tiles, comm_work)
-    local gemm = math.max(1, math.min(o.blocks or default_blocks(), tiles))
+    local gemm = math.max(1, math.min(o.blocks or blocks_by_default(), tiles))
     if comm_work == 0 then comm_work = nil end
     local comm = 0
     if comm_work then comm = math.max(1, math.min(o.comm_blocks or COMM_BLOCKS[device_class], comm_work)) end
