@@ -50,13 +50,20 @@ endfunction()
 
 # iris_cli_test(<name> [RANKS n] [EXIT code] [STDOUT regex...] [STDERR regex...] [NOT_STDERR regex]
 #               [MAX_SECONDS s] [STDIN file] [LABELS label...] [ENVIRONMENT VAR=value...]
-#               ARGS <iris-lua arguments...> | COMMAND <command line...>)
+#               [GROUP g] [WORKDIR dir] ARGS <iris-lua arguments...> | COMMAND <command line...>)
 # Runs iris-lua with ARGS (under mpirun when RANKS > 1), or COMMAND (a script that drives iris-lua
-# itself), in tests/cli, and checks its exit code, output (every regex must match) and duration.
-# LABELS default to cli; ENVIRONMENT adds to IRIS_TEST_ENVIRONMENT.
+# itself), in WORKDIR (default tests/cli), and checks its exit code, output (every regex must match)
+# and duration. The test is GROUP/<name> (default cli); LABELS default to cli; ENVIRONMENT adds to
+# IRIS_TEST_ENVIRONMENT.
 function(iris_cli_test name)
-  cmake_parse_arguments(ARG "" "RANKS;EXIT;NOT_STDERR;MAX_SECONDS;STDIN" "ARGS;COMMAND;STDOUT;STDERR;LABELS;ENVIRONMENT"
-                        ${ARGN})
+  cmake_parse_arguments(ARG "" "RANKS;EXIT;NOT_STDERR;MAX_SECONDS;STDIN;GROUP;WORKDIR"
+                        "ARGS;COMMAND;STDOUT;STDERR;LABELS;ENVIRONMENT" ${ARGN})
+  if(NOT ARG_GROUP)
+    set(ARG_GROUP cli)
+  endif()
+  if(NOT ARG_WORKDIR)
+    set(ARG_WORKDIR ${PROJECT_SOURCE_DIR}/tests/cli)
+  endif()
   if(NOT ARG_RANKS)
     set(ARG_RANKS 1)
   endif()
@@ -80,14 +87,15 @@ function(iris_cli_test name)
   string(REPLACE ";" "@@" command "${command}")
   string(REPLACE ";" "@@" ARG_STDOUT "${ARG_STDOUT}")
   string(REPLACE ";" "@@" ARG_STDERR "${ARG_STDERR}")
-  add_test(NAME cli/${name}
+  add_test(NAME ${ARG_GROUP}/${name}
     COMMAND ${IRIS_TEST_WRAPPER} ${CMAKE_COMMAND}
       "-DCOMMAND=${command}" "-DEXPECT_EXIT=${ARG_EXIT}" "-DEXPECT_STDOUT=${ARG_STDOUT}"
       "-DEXPECT_STDERR=${ARG_STDERR}" "-DREJECT_STDERR=${ARG_NOT_STDERR}" "-DMAX_SECONDS=${ARG_MAX_SECONDS}"
       "-DSTDIN=${ARG_STDIN}"
       -P ${PROJECT_SOURCE_DIR}/tests/cli/run_and_check.cmake
-    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}/tests/cli)
+    WORKING_DIRECTORY ${ARG_WORKDIR})
   math(EXPR timeout "${ARG_MAX_SECONDS} + 30")
   set(environment ${IRIS_TEST_ENVIRONMENT} ${ARG_ENVIRONMENT})
-  set_tests_properties(cli/${name} PROPERTIES ENVIRONMENT "${environment}" LABELS "${ARG_LABELS}" TIMEOUT ${timeout})
+  set_tests_properties(${ARG_GROUP}/${name} PROPERTIES ENVIRONMENT "${environment}" LABELS "${ARG_LABELS}"
+                       TIMEOUT ${timeout})
 endfunction()

@@ -55,10 +55,11 @@ for reader, owner in patterns.pairs(world) do
 end
 progress:finish()
 
-patterns.print_bandwidth(ctx, patterns.gather_rows(ctx, mine), {
+local all = patterns.gather_rows(ctx, mine)
+patterns.print_bandwidth(ctx, all, {
   kernel = "load bandwidth, GB/s (row: reading rank, column: rank read)",
   copy = "copy engine, GB/s (iris_copy_device from the column's heap to the row's; diagonal: local copy)",
   ratio = "load / copy engine",
 })
-patterns.write_plot(ctx, opts)
+patterns.write_files(ctx, opts, all)
 patterns.print_validated(ctx, opts, ("every element of %d reads"):format(world * world))

@@ -58,10 +58,11 @@ for writer, owner in patterns.pairs(world) do
 end
 progress:finish()
 
-patterns.print_bandwidth(ctx, patterns.gather_rows(ctx, mine), {
+local all = patterns.gather_rows(ctx, mine)
+patterns.print_bandwidth(ctx, all, {
   kernel = "store bandwidth, GB/s (row: writing rank, column: rank written to)",
   copy = "copy engine, GB/s (iris_copy_device from the row's heap to the column's; diagonal: local copy)",
   ratio = "store / copy engine",
 })
-patterns.write_plot(ctx, opts)
+patterns.write_files(ctx, opts, all)
 patterns.print_validated(ctx, opts, ("every element of %d writes"):format(world * world))

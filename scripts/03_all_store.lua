@@ -77,5 +77,5 @@ patterns.print_bandwidth(ctx, all, {
   ratio = "all-store / copy engine",
 })
 patterns.print_totals(ctx, all, "written")
-patterns.write_plot(ctx, opts)
+patterns.write_files(ctx, opts, all)
 patterns.print_validated(ctx, opts, ("every element of %d writes"):format(world * others))

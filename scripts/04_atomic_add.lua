@@ -71,10 +71,11 @@ for adder, owner in patterns.pairs(world) do
 end
 progress:finish()
 
-patterns.print_atomics(ctx, patterns.gather_rows(ctx, mine), {
+local all = patterns.gather_rows(ctx, mine)
+patterns.print_atomics(ctx, all, {
   throughput = ("atomic_add throughput, GB/s of %s counters (row: adding rank, column: rank of the counters)"):format(
     opts.dtype),
   latency = "atomic_add latency, us per add (one thread, acq_rel adds in a row)",
 })
-patterns.write_plot(ctx, opts)
+patterns.write_files(ctx, opts, all)
 patterns.print_validated(ctx, opts, ("every counter of %d pairs counted exactly %d adds"):format(world * world, passes))

@@ -92,10 +92,11 @@ for swapper, owner in patterns.pairs(world) do
 end
 progress:finish()
 
-patterns.print_atomics(ctx, patterns.gather_rows(ctx, mine), {
+local all = patterns.gather_rows(ctx, mine)
+patterns.print_atomics(ctx, all, {
   throughput = ("atomic_xchg throughput, GB/s of %s slots (row: swapping rank, column: rank of the slots)"):format(
     opts.dtype),
   latency = "atomic_xchg latency, us per swap (one thread, acq_rel swaps in a row)",
 })
-patterns.write_plot(ctx, opts)
+patterns.write_files(ctx, opts, all)
 patterns.print_validated(ctx, opts, ("every slot and every value given back, %d pairs"):format(world * world))

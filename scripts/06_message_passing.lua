@@ -98,6 +98,6 @@ if ctx.rank == 0 then
   patterns.print_matrix("message latency, us one way: half a round trip (row: sending first, column: answering)", world,
     function(r, c) return rows[r][c] and ("%.2f"):format(rows[r][c].us) end)
 end
-patterns.write_plot(ctx, opts)
+patterns.write_files(ctx, opts, rows)
 patterns.print_validated(ctx, opts, ("every element of every message, %d pairs x %d round trips"):format(
   world * (world - 1), (opts.warmup + opts.iters) * opts.rounds))

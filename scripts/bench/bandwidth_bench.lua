@@ -6,22 +6,32 @@
 -- 64); loads in flight per thread 4 (IRIS_BLOCK_COPY_UNROLL). "sweep" measures a grid of those three and prints one
 -- line each, so one run finds the best shape. "sizes" measures every power of 4 from 4 KiB up to size with
 -- the default shape, and --plot FILE draws the three lines (GB/s against size; .svg, or .png where a converter is).
+-- --csv FILE and --json FILE write every measurement (iris.options).
 local ffi = require "ffi"
-local backend = os.getenv("IRIS_BACKEND") or "auto"
-local plot_file
-for i = #arg - 1, 1, -1 do -- --plot FILE anywhere; the rest are positional
-  if arg[i] == "--plot" then
-    plot_file = arg[i + 1]
-    table.remove(arg, i + 1)
-    table.remove(arg, i)
-  end
+local opts = iris.options(arg, {
+  name = "bandwidth_bench",
+  about = "put_block/get_block between two ranks' devices against the copy engine, same run",
+  usage = "mpirun -np 2 iris-lua " .. arg[0] .. " [size] [blocks | sweep | sizes] [threads] [loads in flight] [options]",
+  positional = {
+    { "size", "64MiB", "bytes moved one way", type = "bytes", gpu = "1GiB" },
+    { "mode", "", "blocks per launch (default: 8 on cpu, 2112 on GPUs), or sweep, or sizes", type = "string" },
+    { "threads", 64, "threads per block", type = "integer", min = 1, max = 1024, gpu = 512 },
+    { "in_flight", 4, "loads in flight per thread (IRIS_BLOCK_COPY_UNROLL)", type = "integer", min = 1 },
+  },
+  options = { { "plot", nil, "with sizes: draw the three lines into FILE (.svg; .png where a converter is)", type = "file" } },
+})
+if not opts then return end
+local mode = opts.mode
+local default_blocks = opts.gpu and 2112 or 8
+if mode ~= "sweep" and mode ~= "sizes" and mode ~= "" and not (tonumber(mode) and tonumber(mode) >= 1 and tonumber(mode) % 1 == 0) then
+  iris.options.usage_error("the second argument is a number of blocks, sweep or sizes, got '%s'", mode)
 end
-local size_text = arg[1] or (backend == "cpu" and "64MiB" or "1GiB")
-local bytes_out = ffi.new("uint64_t[1]")
-assert(ffi.C.iris_parse_byte_size(size_text, "size", bytes_out) == 0, "size: " .. ffi.string(ffi.C.iris_last_error()))
-local bytes = tonumber(bytes_out[0])
+local bytes = opts.size
+local size_text = iris.plot.bytes_text(bytes)
+if iris.world_size() < 2 then iris.options.usage_error("needs 2 ranks: mpirun -np 2 iris-lua %s", arg[0]) end
 local ctx = iris.init { heap_size = 2 * bytes + 64 * 1024 * 1024 }
-assert(ctx.world_size >= 2, "run with at least 2 ranks: mpirun -np 2 iris-lua " .. arg[0])
+local results = {} -- one record per measurement, for --csv and --json
+local function setting() return { ranks = ctx.world_size, backend = ctx.backend, device = ctx.device_name } end
 
 local source = [[
 // Each block moves its contiguous share of the buffer with the block-cooperative copies.
@@ -90,31 +100,33 @@ local function sizes_sweep(blocks, threads)
     local engine = n / (iris.bench(function() assert(ffi.C.iris_copy_device(peer_dst, own_src, n) == 0) end).median_ms
       * 1e-3) / 1e9
     put_line[#put_line + 1], get_line[#get_line + 1], engine_line[#engine_line + 1] = { n, put }, { n, get }, { n, engine }
+    results[#results + 1] = { bytes = n, blocks = cfg.grid, threads = threads, in_flight = 4, put_gbs = put,
+      get_gbs = get, engine_gbs = engine }
     print(("%12s %10.2f %10.2f %12.2f"):format(iris.plot.bytes_text(n), put, get, engine))
   end
   progress:finish()
-  if plot_file then
-    iris.plot.save(plot_file, iris.plot.lines {
+  if opts.plot then
+    iris.plot.save(opts.plot, iris.plot.lines {
       title = ("put_block / get_block against the copy engine, rank 0 -> rank 1 (%s backend)"):format(ctx.backend),
       x_label = "bytes moved", y_label = "GB/s", x_scale = "log2", x_text = iris.plot.bytes_text,
       series = { { name = "put_block", points = put_line }, { name = "get_block", points = get_line },
         { name = "copy engine", points = engine_line } },
     })
-    print(("plot: 3 lines drawn into %s"):format(plot_file))
+    print(("plot: 3 lines drawn into %s"):format(opts.plot))
   end
 end
 
 ctx:barrier()
-if ctx.rank == 0 and arg[2] == "sizes" then
-  sizes_sweep(ctx.backend == "cpu" and 8 or 2112, ctx.backend == "cpu" and 64 or 512)
+if ctx.rank == 0 and mode == "sizes" then
+  sizes_sweep(default_blocks, opts.threads)
 elseif ctx.rank == 0 then
   local engine = copy_engine()
-  if arg[2] == "sweep" then
+  if mode == "sweep" then
     print(("backend %s, %s one way; copy engine (copy_device to the peer's heap) %.1f GB/s"):format(ctx.backend,
       size_text, engine))
     print(("%7s %7s %9s %10s %8s %10s %8s"):format("blocks", "threads", "in flight", "put GB/s", "x engine",
       "get GB/s", "x engine"))
-    local shapes = backend == "cpu" and { blocks = { 8, 64 }, threads = { 64, 256 }, in_flight = { 4, 8 } }
+    local shapes = ctx.backend == "cpu" and { blocks = { 8, 64 }, threads = { 64, 256 }, in_flight = { 4, 8 } }
       or { blocks = { 1056, 2112, 4224 }, threads = { 256, 512, 1024 }, in_flight = { 4, 8, 16 } }
     local progress = iris.progress(#shapes.in_flight * #shapes.blocks * #shapes.threads)
     for _, in_flight in ipairs(shapes.in_flight) do
@@ -123,6 +135,8 @@ elseif ctx.rank == 0 then
           progress:step("%d blocks x %d threads, %d in flight", blocks, threads, in_flight)
           -- More loads in flight use more registers: the largest blocks may not launch at all.
           local ok, put, get = pcall(measure, blocks, threads, in_flight)
+          results[#results + 1] = { bytes = bytes, blocks = blocks, threads = threads, in_flight = in_flight,
+            put_gbs = ok and put or nil, get_gbs = ok and get or nil, engine_gbs = engine, launched = ok }
           if ok then
             print(("%7d %7d %9d %10.1f %8.3f %10.1f %8.3f"):format(blocks, threads, in_flight, put, put / engine, get,
               get / engine))
@@ -134,10 +148,11 @@ elseif ctx.rank == 0 then
     end
     progress:finish()
   else
-    local blocks = tonumber(arg[2]) or (backend == "cpu" and 8 or 2112)
-    local threads = tonumber(arg[3]) or (backend == "cpu" and 64 or 512)
-    local in_flight = tonumber(arg[4]) or 4
+    local blocks = tonumber(mode) or default_blocks
+    local threads, in_flight = opts.threads, opts.in_flight
     local put, get, iters = measure(blocks, threads, in_flight)
+    results[#results + 1] = { bytes = bytes, blocks = blocks, threads = threads, in_flight = in_flight, put_gbs = put,
+      get_gbs = get, engine_gbs = engine }
     print(("backend %s, %s one way, %d blocks x %d threads, %d loads in flight (median of %d):"):format(ctx.backend,
       size_text, blocks, threads, in_flight, iters))
     print(("  copy engine (copy_device to the peer's heap)  %8.1f GB/s"):format(engine))
@@ -145,4 +160,6 @@ elseif ctx.rank == 0 then
     print(("  get_block (rank 1 -> rank 0)                  %8.1f GB/s  = %.3f x copy engine"):format(get, get / engine))
   end
 end
+iris.options.write(opts, results, { setting = setting(),
+  columns = { "bytes", "blocks", "threads", "in_flight", "put_gbs", "get_gbs", "engine_gbs", "launched" } })
 ctx:barrier()

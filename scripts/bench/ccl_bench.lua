@@ -1,6 +1,6 @@
 -- ccl_bench: every ctx.ccl collective and variant over a range of sizes, against NCCL (cuda), RCCL (hip) or MPI (cpu) measured in the same run.
 --   mpirun -np 2 iris-lua scripts/bench/ccl_bench.lua [--min SIZE] [--max SIZE] [--collective LIST] [--variant LIST]
---                                                     [--dtype DTYPE] [--repeats N] [--csv FILE]
+--                                                     [--dtype DTYPE] [--repeats N] [--csv FILE] [--json FILE]
 -- SIZE: bytes of the whole buffer as nccl-tests counts it (all_reduce, all_to_all, broadcast: the
 -- tensor; all_gather: the output; reduce_scatter: the input), 4KiB to 1GiB by powers of 2 (cpu: to
 -- 1MiB). LIST: comma-separated names. Time: median over `repeats` batches of back-to-back calls (a
@@ -30,39 +30,32 @@ local BUS_FACTOR = {
 local SLOW_VARIANT_MAX = { atomic = 64 * 1024 * 1024, spinlock = 64 * 1024 * 1024 }
 local BATCH_SECONDS = 0.002
 
-local function usage(message)
-  io.stderr:write(("ccl_bench: %s\n"):format(message))
-  os.exit(2)
-end
-
-local function parse_bytes(text, what)
-  local out = ffi.new("uint64_t[1]")
-  if C.iris_parse_byte_size(text, what, out) ~= 0 then usage(ffi.string(C.iris_last_error())) end
-  return tonumber(out[0])
-end
-
 local function split(text)
   local list = {}
   for item in text:gmatch("[^,]+") do list[#list + 1] = item end
   return list
 end
 
-local backend_guess = os.getenv("IRIS_BACKEND") or ((io.open("/proc/driver/nvidia/version") or io.open("/dev/kfd"))
-  and "gpu" or "cpu")
-local options = { min = "4KiB", max = backend_guess == "cpu" and "1MiB" or "1GiB", dtype = "float32", repeats = 5 }
-local i = 1
-while i <= #arg do
-  local name, value = arg[i]:match("^%-%-(%w+)$"), arg[i + 1]
-  if not name or value == nil then usage("options: --min --max --collective --variant --dtype --repeats --csv, each "
-    .. "with a value; got '" .. tostring(arg[i]) .. "'") end
-  options[name] = value
-  i = i + 2
-end
-local min_bytes, max_bytes = parse_bytes(options.min, "--min"), parse_bytes(options.max, "--max")
-local repeats = tonumber(options.repeats) or usage("--repeats takes a number")
-local wanted = options.collective and split(options.collective) or ORDER
+local options = iris.options(arg, {
+  name = "ccl_bench",
+  about = "every ctx.ccl collective and variant over a range of sizes, against NCCL, RCCL or MPI in the same run",
+  options = {
+    { "min", "4KiB", "smallest buffer (bytes of the whole buffer, as nccl-tests counts them)", type = "bytes" },
+    { "max", "1MiB", "largest buffer; sizes double from --min", type = "bytes", gpu = "1GiB" },
+    { "collective", table.concat(ORDER, ","), "collectives to measure, comma-separated", type = "string" },
+    { "variant", nil, "variants to measure, comma-separated (default: every variant)", type = "string" },
+    { "dtype", "float32", "element type", type = "string" },
+    { "repeats", 5, "batches timed per measurement; the median is reported", type = "integer", min = 1 },
+  },
+})
+if not options then return end
+local min_bytes, max_bytes = options.min, options.max
+local repeats = options.repeats
+local wanted = split(options.collective)
 for _, c in ipairs(wanted) do
-  if not COLLECTIVES[c] then usage("unknown collective '" .. c .. "' (" .. table.concat(ORDER, ", ") .. ")") end
+  if not COLLECTIVES[c] then
+    iris.options.usage_error("unknown collective '%s' (%s)", c, table.concat(ORDER, ", "))
+  end
 end
 local variants_wanted = options.variant and split(options.variant)
 
@@ -170,12 +163,7 @@ local function check(collective, variant, out)
   end
 end
 
-local rows, csv = {}, nil
-if options.csv and me == 0 then
-  csv = assert(io.open(options.csv, "w"))
-  csv:write("collective,dtype,ranks,backend,bytes,variant,time_us,busbw_gbs,reference,reference_time_us,"
-    .. "reference_busbw_gbs,x_reference\n")
-end
+local rows, results = {}, {} -- printed; for --csv and --json
 
 local function record(collective, bytes, variant, us, ref_us)
   local factor = BUS_FACTOR[collective](W)
@@ -184,11 +172,9 @@ local function record(collective, bytes, variant, us, ref_us)
   local ratio = ref_us and ref_us / us
   rows[#rows + 1] = { collective = collective, bytes = bytes, variant = variant, us = us, busbw = busbw,
     ref_us = ref_us, ref_busbw = ref_busbw, ratio = ratio }
-  if csv then
-    csv:write(("%s,%s,%d,%s,%d,%s,%.3f,%.3f,%s,%s,%s,%s\n"):format(collective, dtype, W, ctx.backend, bytes, variant, us,
-      busbw, reference.name, ref_us and ("%.3f"):format(ref_us) or "", ref_busbw and ("%.3f"):format(ref_busbw) or "",
-      ratio and ("%.3f"):format(ratio) or ""))
-  end
+  results[#results + 1] = { collective = collective, dtype = dtype, ranks = W, backend = ctx.backend, bytes = bytes,
+    variant = variant, time_us = us, busbw_gbs = busbw, reference = reference.name, reference_time_us = ref_us,
+    reference_busbw_gbs = ref_busbw, x_reference = ratio }
 end
 
 for _, collective in ipairs(wanted) do
@@ -227,7 +213,6 @@ for _, collective in ipairs(wanted) do
 end
 
 if reference.handle then C.iris_reference_close(reference.handle) end
-if csv then csv:close() end
 
 if me == 0 then
   print(("ctx.ccl on %d rank%s, backend %s (%s), %s; reference: %s%s"):format(W, W == 1 and "" or "s", ctx.backend,
@@ -245,3 +230,8 @@ if me == 0 then
       row.ratio and ("%.2f"):format(row.ratio) or "-"))
   end
 end
+iris.options.write(options, results, {
+  columns = { "collective", "dtype", "ranks", "backend", "bytes", "variant", "time_us", "busbw_gbs", "reference",
+    "reference_time_us", "reference_busbw_gbs", "x_reference" },
+  setting = { ranks = W, backend = ctx.backend, device = ctx.device_name, reference = reference.name },
+})

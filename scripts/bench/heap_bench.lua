@@ -1,12 +1,22 @@
 -- Symmetric heap cost: time to set up the heap (iris.init) and latency of a collective allocation plus free.
---   mpirun -np 2 iris-lua scripts/bench/heap_bench.lua [heap_size] [iterations]
+--   mpirun -np 2 iris-lua scripts/bench/heap_bench.lua [heap_size] [iterations] [--csv FILE] [--json FILE]
 -- Prints one small table on rank 0. Setup time is the slowest rank's; latencies are medians over
 -- `iterations` (default 2000) allocate+free pairs, timed on the host around the Lua calls.
 local ffi = require "ffi"
 local C = ffi.C
 
-local heap_size = arg[1] or "1GiB"
-local iterations = tonumber(arg[2]) or 2000
+local opts = iris.options(arg, {
+  name = "heap_bench",
+  about = "symmetric heap cost: setting up the heap, and a collective allocation plus free",
+  positional = {
+    { "heap_size", "1GiB", "heap per rank", type = "bytes" },
+    { "iterations", 2000, "allocate + free pairs timed per size", type = "integer", min = 1 },
+  },
+})
+if not opts then return end
+local heap_size = opts.heap_size
+local iterations = opts.iterations
+local results = {} -- for --csv and --json: { what, median_us, min_us }
 
 -- Line the ranks up before timing the setup (the host collective works before iris.init).
 local all = ffi.new("uint64_t[?]", iris.world_size())
@@ -42,7 +52,9 @@ local function row(label, median, min)
 end
 local function us(seconds) return ("%.1f us"):format(seconds * 1e6) end
 
-row(("iris.init{heap_size=%s}"):format(heap_size), ("%.1f ms"):format(slowest_setup / 1000))
+row(("iris.init{heap_size=%s}"):format(ffi.string(C.iris_human_bytes(heap_size)):gsub(" ", "")),
+  ("%.1f ms"):format(slowest_setup / 1000))
+results[#results + 1] = { what = "iris.init", bytes = heap_size, median_us = slowest_setup }
 for _, case in ipairs {
   { ctx.empty, "ctx:empty", 4096, "4 KiB" },
   { ctx.zeros, "ctx:zeros", 4096, "4 KiB" },
@@ -51,6 +63,7 @@ for _, case in ipairs {
 } do
   local median, min = measure(case[1], case[3])
   row(("%s(%s) + t:free()"):format(case[2], case[4]), us(median), us(min))
+  results[#results + 1] = { what = case[2] .. " + t:free()", bytes = case[3], median_us = median * 1e6, min_us = min * 1e6 }
 end
 
 if ctx.rank == 0 then
@@ -59,3 +72,5 @@ if ctx.rank == 0 then
   print(("%-34s %12s %12s"):format("what", "median", "min"))
   for _, line in ipairs(rows) do print(line) end
 end
+iris.options.write(opts, results, { columns = { "what", "bytes", "median_us", "min_us" },
+  setting = { ranks = ctx.world_size, backend = ctx.backend, device = ctx.device_name, iterations = iterations } })

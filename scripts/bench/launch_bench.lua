@@ -1,8 +1,15 @@
 -- launch_bench: the cost of k:launch from Lua against the backend's raw launch loop (Backend::time_raw_launches), same kernel, same process.
---   iris-lua scripts/bench/launch_bench.lua [launches]
+--   iris-lua scripts/bench/launch_bench.lua [launches] [--csv FILE] [--json FILE]
 local ffi = require "ffi"
+local opts = iris.options(arg, {
+  name = "launch_bench",
+  about = "the cost of k:launch from Lua against the backend's raw launch loop, same kernel, same process",
+  positional = { { "launches", 20000, "launches timed per measurement", type = "integer", min = 1 } },
+})
+if not opts then return end
 local ctx = iris.init {}
-local launches = tonumber(arg and arg[1]) or 20000
+local launches = opts.launches
+local results = {}
 
 local mod = iris.compile [[
 __global__ void empty(int* p) {}
@@ -24,6 +31,7 @@ local function measure(name, launch, raw)
   local raw_us = raw(launches) / launches * 1e6
   print(("rank %d, backend %s, %s: k:launch %.2f us, raw launch %.2f us per launch: Lua / raw = %.2f"):format(
     ctx.rank, ctx.backend, name, lua_us, raw_us, lua_us / raw_us))
+  results[#results + 1] = { kernel = name, launches = launches, lua_us = lua_us, raw_us = raw_us, ratio = lua_us / raw_us }
 end
 
 local flag = ctx:zeros(1, "int32")
@@ -32,3 +40,5 @@ measure("empty(int*)", function() empty:launch(cfg, flag) end,
   function(n) return empty:time_raw_launches(cfg, n, flag) end)
 measure("several(float*, long, float, bool, ctx)", function() several:launch(cfg, buf, 256, 0.5, true, ctx) end,
   function(n) return several:time_raw_launches(cfg, n, buf, 256, 0.5, true, ctx) end)
+iris.options.write(opts, results, { columns = { "kernel", "launches", "lua_us", "raw_us", "ratio" },
+  setting = { ranks = ctx.world_size, backend = ctx.backend, device = ctx.device_name } })

@@ -28,90 +28,22 @@ M.ADD_DTYPES = { "int32", "uint32", "int64", "uint64", "float32", "float64", "fl
 M.XCHG_DTYPES = { "int32", "uint32", "int64", "uint64", "float32", "float64" }
 
 ---------------------------------------------------------------------------------------------------
--- Options
+-- Options (read with iris.options: --csv and --json come with it)
 
-local function script_name() return (arg and arg[0] or "pattern.lua"):match("[^/]*$") end
-
--- A bad command line: exit code 2 (errors.lua maps the "usage" kind to it). Every rank reads the same
--- command line and meets the same error; rank 0 reports it and ends the job, and the other ranks wait
--- for that end in a host collective instead of printing it again. Should rank 0 go on after all (a
--- pcall), that collective fails and they raise it too: no hang either way.
-function M.usage_error(fmt, ...)
-  local message = fmt:format(...)
-  if iris.rank() ~= 0 then C.iris_announce(script_name() .. ": a usage error, reported by rank 0", 0, nil) end
-  errors.raise("usage", "%s: %s", script_name(), message)
-end
-
-local function option_error(fmt, ...) M.usage_error("%s (--help lists the options)", fmt:format(...)) end
-
--- Which defaults apply, before iris.init (which needs the heap size they imply): the backend
--- IRIS_BACKEND names, else a GPU when a GPU driver is loaded, as iris.init's auto choice would find.
-function M.expects_gpu()
-  local backend = os.getenv("IRIS_BACKEND")
-  if backend and backend ~= "" and backend ~= "auto" then return backend ~= "cpu" end
-  for _, path in ipairs { "/proc/driver/nvidia/version", "/sys/class/kfd/kfd/topology" } do
-    local file = io.open(path, "r")
-    if file then
-      file:close()
-      return true
-    end
-  end
-  return false
-end
+M.usage_error = iris.options.usage_error
+M.expects_gpu = iris.options.expects_gpu
 
 local ORDER = { "size", "dtype", "method", "rounds", "iters", "warmup", "grid", "block" }
-local ARGS = { size = "BYTES", dtype = "NAME", method = "NAME", rounds = "N", iters = "N", warmup = "N", grid = "N",
-  block = "N" }
 local HELP = {
   size = "bytes per buffer: 1048576, 256MiB, 1GiB",
+  dtype = "element type",
+  method = "how the kernel moves data",
+  rounds = "operations per measurement",
   iters = "timed runs per measurement; the median is reported",
   warmup = "untimed runs before them",
   grid = "blocks per launch",
   block = "threads per block",
 }
-
-local function print_help(spec)
-  local lines = {
-    ("%s: %s"):format(spec.name, spec.about),
-    ("usage: mpirun -np N iris-lua %s [options]"):format(arg and arg[0] or spec.name .. ".lua"),
-  }
-  local function option(left, text) lines[#lines + 1] = ("  %-18s %s"):format(left, text) end
-  for _, key in ipairs(ORDER) do
-    if spec.defaults.cpu[key] ~= nil then
-      local text = (spec.help and spec.help[key]) or HELP[key]
-      if key == "dtype" then text = text or ("element type: " .. table.concat(spec.dtypes, ", ")) end
-      if key == "method" then
-        local names = {}
-        for name in pairs(spec.methods) do names[#names + 1] = name end
-        table.sort(names)
-        for _, name in ipairs(names) do text = (text and text .. "; " or "") .. name .. ": " .. spec.methods[name] end
-      end
-      local cpu, gpu = tostring(spec.defaults.cpu[key]), tostring(spec.defaults.gpu[key])
-      local default = cpu == gpu and cpu or ("%s on GPUs, %s on cpu"):format(gpu, cpu)
-      option(("--%s %s"):format(key, ARGS[key]), ("%s (default: %s)"):format(text, default))
-    end
-  end
-  option("--no-validate", "do not check the results (checked by default, every element)")
-  option("--plot FILE", "also draw the tables as heat maps into FILE (.svg; .png where rsvg-convert or ImageMagick is)")
-  option("--help", "this text")
-  lines[#lines + 1] = "Options also take the form --size=64MiB."
-  print(table.concat(lines, "\n"))
-end
-
-local function integer_option(key, text, minimum, maximum)
-  local value = tonumber(text)
-  if not value or value % 1 ~= 0 or value < minimum or (maximum and value > maximum) then
-    option_error("--%s takes a whole number %s, got '%s'", key,
-      maximum and ("from %d to %d"):format(minimum, maximum) or (">= %d"):format(minimum), text)
-  end
-  return value
-end
-
-local function byte_size(text)
-  local out = ffi.new("uint64_t[1]")
-  if C.iris_parse_byte_size(text, "--size", out) ~= 0 then option_error("%s", ffi.string(C.iris_last_error())) end
-  return tonumber(out[0])
-end
 
 -- The defaults of the data patterns (00-03) and of the atomics (04, 05): on GPUs buffers far beyond
 -- the last-level cache (50 MB on an H200), so that no run is served from it; small ones on cpu.
@@ -128,79 +60,50 @@ M.LOAD_METHODS = { block = "ctx.get_block, 16-byte reads by whole blocks (as Iri
 M.STORE_METHODS = { block = "ctx.put_block, 16-byte writes by whole blocks (as Iris's block stores)",
   element = "ctx.store, one element per thread per step" }
 
--- Reads the script's options from `argv` against `spec`:
+-- Reads the script's options from `argv` against `spec` (through iris.options):
 --   name, about         the script's name and one line on what it shows (for --help)
 --   defaults            {cpu = {...}, gpu = {...}}: the defaults on the cpu backend and on GPUs; their
 --                       keys are the options the script takes
 --   dtypes              the dtypes --dtype accepts; methods: name -> description, for --method
 --   help                key -> text, replacing the standard description of an option
 -- Returns nil after printing the help (the script then ends), else the options: those of `spec`, plus
--- validate, gpu (which defaults applied), bytes, elements, element_size and ctype (C++ type of dtype).
+-- validate, plot, csv, json, gpu (which defaults applied), bytes, elements, element_size and ctype
+-- (C++ type of dtype).
 function M.options(argv, spec)
-  local gpu = M.expects_gpu()
-  local opts = { validate = true, gpu = gpu }
-  for key, value in pairs(gpu and spec.defaults.gpu or spec.defaults.cpu) do opts[key] = value end
-  local given = {}
-  local i = 1
-  while argv and argv[i] ~= nil do
-    local word = argv[i]
-    local key, value = word:match("^%-%-([%w-]+)=(.*)$")
-    key = key or word:match("^%-%-([%w-]+)$")
-    if word == "-h" or key == "help" then
-      if iris.rank() == 0 then print_help(spec) end
-      return nil
-    elseif key == "validate" or key == "no-validate" then
-      if value then option_error("%s takes no value", "--" .. key) end
-      opts.validate = key == "validate"
-    elseif key == "plot" then
-      if not value then
-        i = i + 1
-        value = argv[i]
+  local cpu, gpu = spec.defaults.cpu, spec.defaults.gpu
+  local declared = {}
+  for _, key in ipairs(ORDER) do
+    if cpu[key] ~= nil then
+      local entry = { key, cpu[key], (spec.help and spec.help[key]) or HELP[key], gpu = gpu[key] }
+      if key == "size" then
+        entry.type = "bytes"
+      elseif key == "dtype" then
+        entry.choices = spec.dtypes
+      elseif key == "method" then
+        entry.choices = spec.methods
+      else
+        entry.type, entry.min, entry.max = "integer", key == "warmup" and 0 or 1, key == "block" and 1024 or nil
       end
-      if value == nil or value == "" then option_error("--plot needs a file name") end
-      opts.plot = value
-    elseif key and spec.defaults.cpu[key] ~= nil then
-      if not value then
-        i = i + 1
-        value = argv[i]
-        if value == nil then option_error("--%s needs a value", key) end
-      end
-      given[key] = value
-    else
-      option_error("unknown option '%s'", word)
-    end
-    i = i + 1
-  end
-  for key, text in pairs(given) do
-    if key == "size" or key == "dtype" or key == "method" then
-      opts[key] = text
-    else
-      opts[key] = integer_option(key, text, key == "warmup" and 0 or 1, key == "block" and 1024 or nil)
+      declared[#declared + 1] = entry
     end
   end
-  if opts.dtype then
-    local known = false
-    for _, name in ipairs(spec.dtypes) do known = known or name == opts.dtype end
-    if not known then option_error("--dtype '%s' is not one of %s", opts.dtype, table.concat(spec.dtypes, ", ")) end
-  end
-  if opts.method and not spec.methods[opts.method] then
-    local names = {}
-    for name in pairs(spec.methods) do names[#names + 1] = name end
-    table.sort(names)
-    option_error("--method '%s' is not one of %s", opts.method, table.concat(names, ", "))
-  end
+  declared[#declared + 1] = { "validate", true, "check the results, every element", type = "boolean" }
+  declared[#declared + 1] = { "plot", nil, "also draw the tables as heat maps into FILE (.svg; .png where "
+    .. "rsvg-convert or ImageMagick is)", type = "file" }
+  local opts = iris.options(argv, { name = spec.name, about = spec.about, options = declared,
+    usage = ("mpirun -np N iris-lua %s [options]"):format(arg and arg[0] or spec.name .. ".lua") })
+  if not opts then return nil end
   if opts.dtype then
     opts.ctype, opts.element_size = M.CTYPES[opts.dtype], M.SIZES[opts.dtype]
   end
   if opts.size then
-    local bytes = byte_size(opts.size)
-    opts.elements = math.floor(bytes / (opts.element_size or 1))
+    opts.elements = math.floor(opts.size / (opts.element_size or 1))
     if opts.elements < 1 then
-      option_error("--size %s holds no %s element (%d bytes each)", opts.size, opts.dtype, opts.element_size)
+      M.usage_error("--size %s holds no %s element (%d bytes each) (--help lists the options)", opts.size, opts.dtype,
+        opts.element_size)
     end
     opts.bytes = opts.elements * (opts.element_size or 1)
   end
-  opts.name = spec.name
   return opts
 end
 
@@ -208,7 +111,7 @@ end
 function M.require_ranks(minimum)
   if iris.world_size() < minimum then
     M.usage_error("needs at least %d ranks, this job has %d: mpirun -np %d iris-lua %s", minimum, iris.world_size(),
-      minimum, arg and arg[0] or script_name())
+      minimum, arg and arg[0] or "script.lua")
   end
 end
 
@@ -458,11 +361,35 @@ function M.print_atomics(ctx, rows, titles)
   M.print_matrix(titles.latency, ctx.world_size, function(r, c) return ("%.2f"):format(rows[r][c].us) end)
 end
 
--- With --plot: the tables printed so far, one heat map each, into opts.plot (rank 0).
-function M.write_plot(ctx, opts)
-  if not opts.plot or ctx.rank ~= 0 then return end
-  iris.plot.save(opts.plot, iris.plot.heatmap { title = plotted.title or opts.name, panels = plotted.panels })
-  print(("plot: %d table%s drawn into %s"):format(#plotted.panels, #plotted.panels == 1 and "" or "s", opts.plot))
+-- The files the command line asked for (rank 0): --plot, the tables printed so far as heat maps; --csv
+-- and --json, the measurements `rows` (rows[r][c] = the cell of row rank r, column rank c, as the
+-- tables print them; rows[r].total_gbs where there is one) as one record per pair of ranks.
+function M.write_files(ctx, opts, rows)
+  if ctx.rank ~= 0 then return end
+  if opts.plot then
+    iris.plot.save(opts.plot, iris.plot.heatmap { title = plotted.title or opts.name, panels = plotted.panels })
+    print(("plot: %d table%s drawn into %s"):format(#plotted.panels, #plotted.panels == 1 and "" or "s", opts.plot))
+  end
+  local records, columns, seen = {}, { "row", "column" }, { row = true, column = true }
+  for r = 0, ctx.world_size - 1 do
+    for c = 0, ctx.world_size - 1 do
+      local cell = rows[r] and rows[r][c]
+      if cell then
+        local record = { row = r, column = c, total_gbs = rows[r].total_gbs }
+        for name, value in pairs(cell) do record[name] = value end
+        if record.gbs and record.copy_gbs then record.ratio = record.gbs / record.copy_gbs end
+        for _, name in ipairs { "gbs", "copy_gbs", "ratio", "us", "total_gbs" } do
+          if record[name] ~= nil and not seen[name] then
+            seen[name] = true
+            columns[#columns + 1] = name
+          end
+        end
+        records[#records + 1] = record
+      end
+    end
+  end
+  iris.options.write(opts, records, { columns = columns, setting = { ranks = ctx.world_size, backend = ctx.backend,
+    device = ctx.device_name, bytes = opts.bytes, iters = opts.iters, warmup = opts.warmup } })
 end
 
 -- The last line: what was checked, or that nothing was.

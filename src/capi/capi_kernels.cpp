@@ -135,6 +135,7 @@ int iris_device_sharing(uint32_t* ranks) {
 
 int iris_device_barrier(void) {
   return capi::guarded([&] {
+    session::comm().require_every_rank("ctx:device_barrier()");  // its kernel would wait for ranks that never come
     trace::Span span("device_barrier", "sync");
     session::registry().device_barrier();
   });

@@ -67,11 +67,11 @@ void* iris_heap_base(int rank) {
 
 int iris_host_addressable(void) { return session::initialized() && session_backend().host_addressable() ? 1 : 0; }
 
-int iris_heap_allocate(const char* op, uint64_t bytes, int zero, int last_attempt, uint64_t* offset) {
+int iris_heap_allocate(const char* op, const char* tensor, uint64_t bytes, int zero, int last_attempt, uint64_t* offset) {
   return capi::guarded([&] {
     trace::Span span("allocate", "memory");
     if (span) span.args().add("op", op).add("bytes", static_cast<unsigned long long>(bytes)).add("zero", zero);
-    auto result = session_heap().allocate(op, bytes, zero != 0, last_attempt != 0);
+    auto result = session_heap().allocate(op, bytes, zero != 0, last_attempt != 0, tensor != nullptr ? tensor : "");
     *offset = result ? *result : UINT64_MAX;
   });
 }

@@ -32,12 +32,13 @@ void* iris_heap_base(int rank);
 /* 1 when the host may dereference device addresses itself (cpu backend). */
 int iris_host_addressable(void);
 
-/* Collective: every rank, same order, same bytes; `op` names the call ("ctx:zeros()"). Exchanges
+/* Collective: every rank, same order, same bytes and `tensor` (its dtype and shape as text,
+   "float32 {2, 3}", compared across ranks); `op` names the call ("ctx:zeros()"). Exchanges
    queued releases, then allocates; with zero != 0 it zeroes the block and returns only once every
    rank has (without, a caller writing contents calls iris_barrier(op) after writing them).
    *offset = UINT64_MAX when the request fits nowhere (then on every rank alike); with
    last_attempt != 0 that is a heap_exhausted error instead. */
-int iris_heap_allocate(const char* op, uint64_t bytes, int zero, int last_attempt, uint64_t* offset);
+int iris_heap_allocate(const char* op, const char* tensor, uint64_t bytes, int zero, int last_attempt, uint64_t* offset);
 /* Local, never collective (safe in a finalizer): queues the block for the next exchange. */
 int iris_heap_release(uint64_t offset);
 /* Allocator state (identical on every rank after each allocation); any pointer may be NULL. */

@@ -22,6 +22,7 @@ thread_local std::string t_last_error_kind = "internal";
 void set_last_error(Errc code, const std::string& message) {
   t_last_error = message;
   t_last_error_kind = name_of(code);
+  if (code == Errc::device_fault) session::note_fault_reported();
 }
 
 // The C API's exchange routes are comm::Route's, in the same order.
@@ -97,6 +98,12 @@ int iris_exchange_bytes(int lane, int route, int root, const char* op, const cha
     }
     *received = joined.data();
   });
+}
+
+void iris_comm_run_alone(const char* reason) { session::comm().run_alone(reason != nullptr ? reason : ""); }
+
+int iris_comm_require_every_rank(const char* op) {
+  return capi::guarded([&] { session::comm().require_every_rank(op); });
 }
 
 int iris_comm_renew(void) {

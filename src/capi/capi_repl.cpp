@@ -28,7 +28,7 @@ struct ReplSession {
   repl::OutputCapture capture;
   int console = -1;  // the real stderr, for the Ctrl-C handler's messages
   // Buffers behind the returned pointers.
-  std::string line, captured_out, captured_err;
+  std::string line, captured_out, captured_err, input_name;
 
   ~ReplSession() {
     repl::uninstall_interrupts();
@@ -61,8 +61,8 @@ Input open_input(ReplSession& s, bool stdin_is_terminal) {
 // and sets a note naming the others.
 void prepare_forwarding(comm::Comm& comm) {
   const std::string mine = std::to_string(::getpid()) + " " + iris_repl_host_name();
-  auto processes = comm.exchange(comm::Lane::session, comm::Route::to_root, 0, "REPL: processes", mine.data(),
-                                 mine.size());
+  auto processes = comm.exchange(comm::Lane::session, comm::Route::to_root, 0, "every rank's process id (REPL)",
+                                 mine.data(), mine.size());
   if (comm.rank() != 0) return;
   auto host_of = [](const std::string& process) { return process.substr(process.find(' ') + 1); };
   std::vector<pid_t> local;
@@ -102,6 +102,10 @@ int iris_repl_open(int stdin_is_terminal, int* input) {
       *input = capi::open_input(*s, stdin_is_terminal != 0);
       s->reader = std::make_unique<repl::LineReader>(*input == capi::kEditing, s->relay.get());
       if (*input == capi::kEditing && !s->reader->line_editing()) *input = capi::kPrompts;
+      if (*input == capi::kPipe) {
+        s->input_name = repl::transcript_path(false);
+        if (s->input_name.empty() && comm.is_mpi()) s->input_name = repl::transcript_path(true);
+      }
     }
     repl::install_interrupts(root);
     capi::prepare_forwarding(comm);
@@ -127,6 +131,23 @@ int iris_repl_read_line(const char* prompt, int* status, const char** line, size
     *bytes = s.line.size();
   });
 }
+
+int iris_repl_set_completer(iris_repl_completer complete) {
+  return capi::guarded([&] {
+    auto& s = repl_session();
+    if (!s.reader) return;
+    if (complete == nullptr) {
+      s.reader->set_completer(nullptr);
+      return;
+    }
+    s.reader->set_completer([complete](const std::string& word) {
+      const char* words = complete(word.c_str());
+      return std::string(words != nullptr ? words : "");
+    });
+  });
+}
+
+const char* iris_repl_input_name(void) { return g_session ? g_session->input_name.c_str() : ""; }
 
 int iris_repl_remember(const char* line) {
   return capi::guarded([&] {

@@ -35,6 +35,14 @@ int iris_repl_end_command(void);
 int iris_repl_begin_capture(void);
 int iris_repl_end_capture(const char** out, size_t* out_bytes, const char** err, size_t* err_bytes);
 
+/* Rank 0: the word before the cursor completed with Tab calls `complete`, which returns the words it
+   could become, one a line (valid until its next call). NULL: no completion. */
+typedef const char* (*iris_repl_completer)(const char* word);
+int iris_repl_set_completer(iris_repl_completer complete);
+/* Rank 0: the path of the transcript file the REPL reads (its input, or mpirun's), "" for a terminal
+   or a pipe. */
+const char* iris_repl_input_name(void);
+
 /* This process, for :ranks. */
 const char* iris_repl_host_name(void);
 int64_t iris_repl_pid(void);

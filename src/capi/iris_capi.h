@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IRIS_ABI_VERSION 3
+#define IRIS_ABI_VERSION 4
 
 #ifdef __cplusplus
 extern "C" {
@@ -67,6 +67,12 @@ int iris_exchange_bytes(int lane, int route, int root, const char* op, const cha
                         const char** received, uint64_t* lengths);
 /* Collective: continue on fresh communicators after Ctrl-C left collectives out of step (the REPL). */
 int iris_comm_renew(void);
+/* Local: while `reason` is not NULL or "", this rank runs code the others do not (the REPL's :on R), and
+   every collective fails at once naming the reason. */
+void iris_comm_run_alone(const char* reason);
+/* Local: fails, naming `op`, while this rank runs alone (iris_comm_run_alone) in a job of several ranks;
+   for collectives that wait for other ranks on the device, without a host collective (ctx.ccl's). */
+int iris_comm_require_every_rank(const char* op);
 /* Steady clock in seconds, for timing on the host. */
 double iris_wall_time(void);
 /* cdef:end */

@@ -1,6 +1,7 @@
 #include "comm/comm.hpp"
 
 #include <mpi.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -10,11 +11,15 @@
 #include <cstring>
 #include <thread>
 
+#include "comm/hang_report.hpp"
 #include "comm/launcher.hpp"
 #include "comm/mpi_support.hpp"
+#include "core/activity.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/log.hpp"
 #include "core/trace.hpp"
+#include "core/unnamed_memory.hpp"
 
 namespace iris::comm {
 namespace {
@@ -26,10 +31,37 @@ constexpr int kTagClock = 7002;
 constexpr double kFinishedPeerGraceSeconds = 2.0;
 
 struct Header {
-  char op[56];
+  char op[48];
   uint64_t arg;
+  uint64_t detail;
 };
 static_assert(sizeof(Header) == 64, "fixed-size header");
+
+// The hang report's board (comm/hang_report.hpp): node-local rank 0 creates it as unnamed shared memory,
+// the others open its descriptor. A rank that cannot open it reports alone (the others see no answer
+// from it); nothing else depends on it.
+void start_hang_reports(const hang::Settings& settings, MPI_Comm node, int rank, int size, int local_rank,
+                        int local_size) {
+  const size_t bytes = hang::board_bytes(local_size);
+  int where[2] = {0, -1};  // pid, fd of local rank 0's board
+  int fd = -1;
+  std::string why;
+  if (local_rank == 0) {
+    fd = unnamed_memory::create(bytes, &why);
+    where[0] = static_cast<int>(getpid());
+    where[1] = fd;
+  }
+  MPI_Bcast(where, 2, MPI_INT, 0, node);
+  if (local_rank != 0 && where[1] >= 0) fd = unnamed_memory::open_peer(where[0], where[1], &why);
+  void* board = fd >= 0 ? mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  MPI_Barrier(node);  // every rank has it mapped (or gave up): the descriptor may go
+  if (fd >= 0) close(fd);
+  if (board == MAP_FAILED) {
+    log::write(log::Level::warning, "hang reports will not show the other ranks: " + why);
+    board = std::calloc(1, bytes);
+  }
+  hang::start(settings, board, rank, size, local_rank, local_size);
+}
 
 }  // namespace
 
@@ -55,10 +87,12 @@ std::unique_ptr<Comm> Comm::create(int* argc, char*** argv) {
   // This process's id for the job; under MPI, rank 0's is everyone's.
   comm->job_id_ = format("%d-%lld", static_cast<int>(getpid()),
                          static_cast<long long>(std::chrono::steady_clock::now().time_since_epoch().count()));
+  const hang::Settings hang_settings = hang::settings_from_environment();
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (!initialized && !started_by_launcher()) {
     comm->peer_done_.assign(1, 0);
+    hang::start(hang_settings, nullptr, 0, 1, 0, 1);
     return comm;
   }
   comm->mpi_ = true;
@@ -84,6 +118,7 @@ std::unique_ptr<Comm> Comm::create(int* argc, char*** argv) {
   if (comm->rank_ == 0) std::snprintf(id, sizeof id, "%s", comm->job_id_.c_str());
   check_mpi(MPI_Bcast(id, sizeof id, MPI_CHAR, 0, m.world), "MPI_Bcast");
   comm->job_id_ = id;
+  start_hang_reports(hang_settings, m.node, comm->rank_, comm->size_, comm->local_rank_, comm->local_size_);
   return comm;
 }
 
@@ -107,6 +142,7 @@ void Comm::poll_control() {
 
 void Comm::wait(void* request_ptr, const std::string& what) {
   auto* request = static_cast<MPI_Request*>(request_ptr);
+  hang::Wait waiting("waiting in " + what);
   Backoff backoff;
   std::chrono::steady_clock::time_point finished_peer_seen{};
   bool saw_finished_peer = false;
@@ -132,12 +168,14 @@ void Comm::wait(void* request_ptr, const std::string& what) {
       }
     }
     interrupt::check(what.c_str());
+    waiting.poll();
     backoff.pause();
   }
 }
 
-void Comm::wait_quietly(void* request_ptr) {
+void Comm::wait_quietly(void* request_ptr, const std::string& what) {
   auto* request = static_cast<MPI_Request*>(request_ptr);
+  const activity::Scope waiting("waiting for " + what);  // what the hang report of another rank says
   Backoff backoff(std::chrono::milliseconds(10));
   for (;;) {
     int done = 0;
@@ -147,10 +185,20 @@ void Comm::wait_quietly(void* request_ptr) {
   }
 }
 
-std::vector<Announcement> Comm::announce(const std::string& op, uint64_t arg) {
+void Comm::require_every_rank(const std::string& op) const {
+  if (alone_reason_.empty() || size_ == 1) return;
+  throw Error(Errc::invalid_argument,
+              format("%s is collective (every rank must call it, or it waits for ranks that never come), but %s; "
+                     "run it on every rank",
+                     op.c_str(), alone_reason_.c_str()));
+}
+
+std::vector<Announcement> Comm::announce(const std::string& op, uint64_t arg, uint64_t detail) {
+  require_every_rank(op);
   Header mine{};
   std::snprintf(mine.op, sizeof mine.op, "%s", op.c_str());
   mine.arg = arg;
+  mine.detail = detail;
   std::vector<Header> headers(size_);
   if (mpi_) {
     MPI_Request request;
@@ -164,6 +212,7 @@ std::vector<Announcement> Comm::announce(const std::string& op, uint64_t arg) {
   for (int r = 0; r < size_; ++r) {
     all[r].op = std::string(headers[r].op, strnlen(headers[r].op, sizeof headers[r].op));
     all[r].arg = headers[r].arg;
+    all[r].detail = headers[r].detail;
   }
   for (int r = 0; r < size_; ++r) {
     if (all[r].op != all[rank_].op) {
@@ -237,7 +286,7 @@ std::vector<std::string> Comm::exchange(Lane lane, Route route, int root, const 
     if (lane == Lane::job) {
       wait(request, op);
     } else {
-      wait_quietly(request);
+      wait_quietly(request, op);
     }
   };
   if (lane == Lane::job) {
@@ -375,8 +424,10 @@ void Comm::finish() {
     check_mpi(MPI_Isend(&token, 1, MPI_INT, r, kTagDone, m_->control, &sends.back()), "MPI_Isend");
   }
   Backoff backoff;
+  hang::Wait waiting("waiting for the other ranks to finish (this rank has finished its script)");
   while (peers_done_ < size_ - 1) {
     poll_control();
+    waiting.poll();
     backoff.pause();
   }
   MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);

@@ -39,8 +39,9 @@ enum class Route {
 
 // What one rank announced when entering a collective.
 struct Announcement {
-  std::string op;  // e.g. "ctx:zeros()"
-  uint64_t arg;    // operation-specific (a size, a root, ...)
+  std::string op;   // e.g. "ctx:zeros()"
+  uint64_t arg;     // operation-specific (a size, a root, ...)
+  uint64_t detail;  // operation-specific too: a digest of what a size alone does not say (dtype and shape)
 };
 
 class Comm {
@@ -57,13 +58,13 @@ class Comm {
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
   bool is_mpi() const { return mpi_; }
-  // A string unique to this job, equal on every rank (names shared-memory segments and cache locks).
+  // A string unique to this job, equal on every rank.
   const std::string& job_id() const { return job_id_; }
 
   // Every rank announces `op` with `arg`; returns what each rank announced (index = rank).
   // Throws Errc::divergence when ranks announce different operations. Completes only once every rank
   // has arrived, so it is also a barrier.
-  std::vector<Announcement> announce(const std::string& op, uint64_t arg = 0);
+  std::vector<Announcement> announce(const std::string& op, uint64_t arg = 0, uint64_t detail = 0);
   void barrier(const std::string& op = "ctx:barrier()") { announce(op, 0); }
 
   // Plain collectives without a header: call them right after announce() for the same operation.
@@ -77,6 +78,15 @@ class Comm {
   // brings it, by sending rank (empty where nothing came). `op` names it in a mismatch (Lane::job).
   std::vector<std::string> exchange(Lane lane, Route route, int root, const std::string& op, const void* mine,
                                     size_t bytes);
+
+  // While `reason` is not empty, this rank runs code that the others do not (the REPL's `:on R`): every
+  // collective of the job (announce(), the job lane's exchanges) is refused at once with
+  // Error(invalid_argument) "<op> is collective ...: <reason>" instead of waiting for ranks that will
+  // never join. The session lane (the REPL's own messages) is not. "" ends it.
+  void run_alone(const std::string& reason) { alone_reason_ = reason; }
+  // Throws that error when this rank runs alone (and the job has other ranks); announce() calls it, and
+  // so do operations that wait for every rank without a host collective (the device barrier).
+  void require_every_rank(const std::string& op) const;
 
   // Collective, on every rank at the same point: after Ctrl-C stopped some ranks inside a collective
   // that others had not joined (or had left), the ranks' collectives are out of step. Continues on
@@ -113,8 +123,9 @@ class Comm {
  private:
   Comm() = default;
   void wait(void* request, const std::string& what);
-  // A wait on the session lane: until the request completes, nothing else ends it.
-  void wait_quietly(void* request);
+  // A wait on the session lane: until the request completes, nothing else ends it. A hang report says
+  // this rank is waiting for `what`.
+  void wait_quietly(void* request, const std::string& what);
   void poll_control();
 
   bool mpi_ = false;
@@ -126,6 +137,7 @@ class Comm {
   int local_rank_ = 0;
   int local_size_ = 1;
   std::string job_id_;
+  std::string alone_reason_;
   std::vector<char> peer_done_;  // peer_done_[r]: rank r said it finished
   int peers_done_ = 0;
   struct Mpi;

@@ -7,9 +7,12 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "compiler/files.hpp"
+#include "compiler/hash.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -18,7 +21,10 @@
 namespace iris::compiler {
 namespace {
 
-constexpr char kMagic[8] = {'I', 'R', 'I', 'S', 'K', 'C', '0', '1'};
+// Version 2 entries carry the digest of everything after it; version 1 entries had none (they are
+// compiled again, silently: they are not damaged, just old).
+constexpr char kMagic[8] = {'I', 'R', 'I', 'S', 'K', 'C', '0', '2'};
+constexpr size_t kDigestChars = 32;
 // A compile never takes this long; a holder that does is stuck (its process would have released the
 // lock by dying), and waiting longer would only turn an error into a hang.
 constexpr double kLockWaitSeconds = 900;
@@ -32,20 +38,32 @@ void put_string(std::vector<uint8_t>& out, const std::string& s) {
 }
 
 std::vector<uint8_t> serialize(const CompiledCode& code) {
-  std::vector<uint8_t> out(kMagic, kMagic + sizeof(kMagic));
-  put_u64(out, code.symbols.size());
+  std::vector<uint8_t> body;
+  put_u64(body, code.symbols.size());
   for (const auto& [name, symbol] : code.symbols) {
-    put_string(out, name);
-    put_string(out, symbol);
+    put_string(body, name);
+    put_string(body, symbol);
   }
-  put_u64(out, code.code.size());
-  out.insert(out.end(), code.code.begin(), code.code.end());
+  put_u64(body, code.code.size());
+  body.insert(body.end(), code.code.begin(), code.code.end());
+  std::vector<uint8_t> out(kMagic, kMagic + sizeof(kMagic));
+  const std::string digest = digest_of_bytes(body.data(), body.size());
+  out.insert(out.end(), digest.begin(), digest.end());
+  out.insert(out.end(), body.begin(), body.end());
   return out;
 }
 
-// False for anything but a whole, well-formed entry (a damaged entry is compiled again).
-bool deserialize(const std::vector<uint8_t>& in, CompiledCode* code) {
-  size_t at = 0;
+enum class Entry { absent, old, damaged, good };
+
+// A whole, well-formed entry whose content matches its digest is `good`; anything else is compiled
+// again.
+Entry deserialize(const std::vector<uint8_t>& in, CompiledCode* code) {
+  if (in.size() < sizeof(kMagic) || std::memcmp(in.data(), kMagic, 6) != 0) return Entry::damaged;
+  if (std::memcmp(in.data(), kMagic, sizeof(kMagic)) != 0) return Entry::old;
+  size_t at = sizeof(kMagic) + kDigestChars;
+  if (in.size() < at) return Entry::damaged;
+  const std::string stored(in.begin() + sizeof(kMagic), in.begin() + at);
+  if (digest_of_bytes(in.data() + at, in.size() - at) != stored) return Entry::damaged;
   auto u64 = [&](uint64_t* v) {
     if (in.size() - at < 8) return false;
     *v = 0;
@@ -60,23 +78,34 @@ bool deserialize(const std::vector<uint8_t>& in, CompiledCode* code) {
     at += n;
     return true;
   };
-  if (in.size() < sizeof(kMagic) || std::memcmp(in.data(), kMagic, sizeof(kMagic)) != 0) return false;
-  at = sizeof(kMagic);
   uint64_t count = 0;
-  if (!u64(&count) || count > in.size()) return false;
+  if (!u64(&count) || count > in.size()) return Entry::damaged;
   code->symbols.resize(count);
   for (auto& [name, symbol] : code->symbols) {
-    if (!string(&name) || !string(&symbol)) return false;
+    if (!string(&name) || !string(&symbol)) return Entry::damaged;
   }
   uint64_t size = 0;
-  if (!u64(&size) || in.size() - at != size) return false;
+  if (!u64(&size) || in.size() - at != size) return Entry::damaged;
   code->code.assign(in.begin() + at, in.end());
-  return true;
+  return Entry::good;
 }
 
+// Reads the entry at `path`; a damaged one is reported once per process and file.
 bool load_entry(const std::string& path, CompiledCode* code) {
   std::vector<uint8_t> bytes;
-  return read_file(path, &bytes) && deserialize(bytes, code);
+  if (!read_file(path, &bytes)) return false;
+  const Entry entry = deserialize(bytes, code);
+  if (entry == Entry::damaged) {
+    static std::mutex mutex;
+    static std::set<std::string> reported;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (reported.insert(path).second) {
+      log::write(log::Level::warning, "the kernel cache entry " + path +
+                                          " is damaged (its content does not match the digest it was written "
+                                          "with); compiling it again");
+    }
+  }
+  return entry == Entry::good;
 }
 
 // An exclusive flock on `path`, polled so Ctrl-C and a stuck holder end the wait with an error.
@@ -125,11 +154,43 @@ class FileLock {
 
 }  // namespace
 
-KernelCache::KernelCache(std::string dir) : dir_(std::move(dir)) { make_directories(dir_ + "/kernels"); }
+KernelCache::KernelCache(std::string dir) : dir_(std::move(dir)) {
+  make_directories(dir_);
+  for (const std::string& path : {dir_, dir_ + "/kernels", dir_ + "/include", dir_ + "/tmp"}) {
+    make_directories(path);
+    const std::string problem = untrusted_because(path);
+    if (!problem.empty()) throw Error(Errc::environment, problem + ": someone else could put code there that you would run");
+    if (access(path.c_str(), W_OK) != 0) throw Error(Errc::environment, format("cannot write to %s: %s", path.c_str(), std::strerror(errno)));
+  }
+  remove_stale_temporaries(dir_ + "/tmp", "cxx-");
+  remove_stale_temporaries(dir_ + "/kernels", ".tmp.");
+}
+
+std::unique_ptr<KernelCache> KernelCache::without_storage() {
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string parent = tmp != nullptr && *tmp != '\0' ? tmp : "/tmp";
+  // Those of processes no longer running (killed while they compiled) go first.
+  remove_stale_temporaries(parent, "iris-lua-");
+  std::string pattern = format("%s/iris-lua-%d-XXXXXX", parent.c_str(), static_cast<int>(getpid()));
+  if (mkdtemp(pattern.data()) == nullptr) {
+    throw Error(Errc::environment, format("cannot create a temporary directory in %s for compiling kernels: %s",
+                                          parent.c_str(), std::strerror(errno)));
+  }
+  std::unique_ptr<KernelCache> cache(new KernelCache());
+  cache->dir_ = pattern;
+  cache->stores_ = false;
+  make_directories(cache->dir_ + "/tmp");
+  return cache;
+}
+
+KernelCache::~KernelCache() {
+  if (!stores_) remove_tree(dir_);
+}
 
 std::string KernelCache::entry_path(const std::string& digest) const { return dir_ + "/kernels/" + digest + ".bin"; }
 
 CompiledCode KernelCache::get_or_compile(const std::string& digest, const std::function<CompiledCode()>& compile) {
+  if (!stores_) return compile();
   const std::string path = entry_path(digest);
   CompiledCode code;
   if (load_entry(path, &code)) return code;  // the common case: no lock needed, entries appear whole

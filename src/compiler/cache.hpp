@@ -6,9 +6,15 @@
 // The ranks of a node share the directory. For a missing entry one process compiles while the others
 // wait on the entry's lock file (flock) and then read what it wrote. No MPI collective is involved, so
 // a compile that happens on one rank alone (a lazily requested template instance) cannot hang.
+//
+// Loaded code runs as the user, so the cache is trusted only as far as it deserves: the directory must
+// belong to the user and be writable by nobody else (else it is refused), and every entry carries a
+// digest of its content, checked before it is used (a damaged entry is compiled again, with one
+// warning naming the file).
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 
 #include "compiler/compiler.hpp"
@@ -17,17 +23,29 @@ namespace iris::compiler {
 
 class KernelCache {
  public:
-  // Creates the directory if needed; throws Error(environment) if it cannot.
+  // Creates the directory if needed (private to the user) and removes what compiles of processes no
+  // longer running left in its tmp/. Throws Error(environment) when it cannot be created or written, or
+  // is not trusted (untrusted_because), saying why.
   explicit KernelCache(std::string dir);
+  // No cache: a private temporary directory for the compilers' headers and files, removed when the
+  // KernelCache goes; every get_or_compile compiles.
+  static std::unique_ptr<KernelCache> without_storage();
+  ~KernelCache();
+  KernelCache(const KernelCache&) = delete;
+  KernelCache& operator=(const KernelCache&) = delete;
+
   const std::string& dir() const { return dir_; }
+  bool stores() const { return stores_; }
 
   // The code stored under `digest`, or the result of `compile()` (run while holding the lock, then
   // stored). Errors of `compile` propagate and store nothing.
   CompiledCode get_or_compile(const std::string& digest, const std::function<CompiledCode()>& compile);
 
  private:
+  KernelCache() = default;
   std::string entry_path(const std::string& digest) const;
   std::string dir_;
+  bool stores_ = true;
 };
 
 // IRIS_CACHE_DIR, else $XDG_CACHE_HOME/iris-lua, else $HOME/.cache/iris-lua.

@@ -4,10 +4,7 @@
 //   - each exported kernel gets an extern "C" entry wrapper __iris_entry_<i>(void** args, state) that
 //     unpacks the launch's argument block into the kernel's parameter types: template deduction on
 //     &kernel<...> gives the types, and for a template it is the explicit instantiation too.
-#include <fcntl.h>
-#include <spawn.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -19,10 +16,10 @@
 #include "compiler/compiler.hpp"
 #include "compiler/cpu_source.hpp"
 #include "compiler/files.hpp"
+#include "compiler/guarded_child.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
-
-extern char** environ;
+#include "core/interrupt.hpp"
 
 namespace iris::compiler {
 namespace {
@@ -67,6 +64,7 @@ class CxxCompiler final : public Compiler {
     if (!identity_.empty()) return identity_;
     const std::string found = resolve_executable(command_[0]);
     if (found.empty()) throw Error(Errc::environment, not_found_message());
+    executable_ = found;
     char real[PATH_MAX];
     const std::string path = realpath(found.c_str(), real) != nullptr ? real : found;
     struct stat info {};
@@ -92,29 +90,31 @@ class CxxCompiler final : public Compiler {
       out.symbols.emplace_back(job.names[i], symbol);
     }
 
+    identity();  // resolves the executable
+    // One private directory per compile, the compiler's TMPDIR too, owned by a guardian process from
+    // before it exists until after it is gone: nothing of the compile stays, however this process ends.
     make_directories(job.work_dir);
-    const std::string base = job.work_dir + "/cxx-" + unique_suffix();
-    const std::string source_path = base + ".cpp", object_path = base + ".so", log_path = base + ".log";
-    write_file_atomically(source_path, source.data(), source.size());
-    struct Cleanup {
-      std::vector<std::string> paths;
-      ~Cleanup() {
-        for (const std::string& p : paths) unlink(p.c_str());
-      }
-    } cleanup{{source_path, object_path, log_path}};
-
+    const std::string scratch = job.work_dir + "/cxx-" + unique_suffix();
     std::vector<std::string> argv = command_;
+    argv[0] = executable_;
     argv.insert(argv.end(), std::begin(kFixedFlags), std::end(kFixedFlags));
     argv.insert(argv.end(), model_flags_.begin(), model_flags_.end());
     argv.push_back("-I" + job.include_dir);
     argv.insert(argv.end(), job.options.begin(), job.options.end());
-    for (const std::string& a : {std::string("-o"), object_path, std::string("-x"), std::string("c++"), source_path}) {
+    for (const std::string& a : {std::string("-o"), scratch + "/kernel.so", std::string("-x"), std::string("c++"),
+                                 scratch + "/kernel.cpp"}) {
       argv.push_back(a);
     }
-    const int status = run(argv, log_path);
-    const std::string log = read_log(log_path);
+    std::string log;
+    bool wrote_object = false;
+    const int status = run_guarded({argv, {"TMPDIR=" + scratch}, scratch, {{"kernel.cpp", source}}, "log"},
+                                   [] { interrupt::check("compiling a kernel"); },
+                                   [&](const std::string& dir) {
+                                     log = read_log(dir + "/log");
+                                     wrote_object = read_file(dir + "/kernel.so", &out.code);
+                                   });
     if (status != 0) throw Error(Errc::compile, log.empty() ? format("%s failed (status %d)", command_[0].c_str(), status) : log);
-    if (!read_file(object_path, &out.code)) throw Error(Errc::compile, command_[0] + " wrote no shared object\n" + log);
+    if (!wrote_object) throw Error(Errc::compile, command_[0] + " wrote no shared object\n" + log);
     return out;
   }
 
@@ -123,29 +123,6 @@ class CxxCompiler final : public Compiler {
     return "the host C++ compiler '" + command_[0] +
            "' (IRIS_CXX) was not found: the cpu backend builds kernels with it; install g++ (Debian "
            "package g++) or set IRIS_CXX";
-  }
-
-  // Runs the compiler with its output in `log_path`; returns its exit status.
-  int run(const std::vector<std::string>& argv, const std::string& log_path) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
-    posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-    std::vector<char*> args;
-    for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    pid_t pid = 0;
-    const int error = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (error == ENOENT) throw Error(Errc::environment, not_found_message());
-    if (error != 0) throw Error(Errc::environment, format("cannot run %s: %s", args[0], std::strerror(error)));
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0) {
-      if (errno != EINTR) throw Error(Errc::environment, format("waiting for %s: %s", args[0], std::strerror(errno)));
-    }
-    if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
-    return WEXITSTATUS(status);
   }
 
   static std::string read_log(const std::string& path) {
@@ -158,6 +135,7 @@ class CxxCompiler final : public Compiler {
 
   std::vector<std::string> command_;
   std::vector<std::string> model_flags_;  // IRIS_CPU_MEMORY_MODEL's
+  std::string executable_;  // command_[0] resolved through PATH
   std::string identity_;
 };
 

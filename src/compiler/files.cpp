@@ -6,7 +6,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <system_error>
 
 #include "core/error.hpp"
 
@@ -33,7 +37,55 @@ void make_directories(const std::string& path) {
   }
   const size_t slash = path.find_last_of('/');
   if (slash != std::string::npos && slash > 0) make_directories(path.substr(0, slash));
-  if (mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) fail("cannot create directory", path, errno);
+  if (mkdir(path.c_str(), 0700) != 0 && errno != EEXIST) fail("cannot create directory", path, errno);
+}
+
+std::string untrusted_because(const std::string& path) {
+  struct stat info;
+  if (stat(path.c_str(), &info) != 0) fail("cannot examine", path, errno);
+  if (info.st_uid != geteuid()) {
+    return format("%s belongs to user %d, not to you (user %d)", path.c_str(), static_cast<int>(info.st_uid),
+                  static_cast<int>(geteuid()));
+  }
+  if (info.st_mode & S_IWOTH) return format("%s is writable by every user (mode %03o)", path.c_str(), info.st_mode & 0777);
+  if ((info.st_mode & S_IWGRP) && info.st_gid != getegid()) {
+    return format("%s is writable by group %d, which is not yours (mode %03o)", path.c_str(),
+                  static_cast<int>(info.st_gid), info.st_mode & 0777);
+  }
+  return "";
+}
+
+namespace {
+
+// The process id in `name` right after `marker`, or 0.
+long pid_after(const std::string& name, const std::string& marker) {
+  const size_t at = name.find(marker);
+  if (at == std::string::npos) return 0;
+  const char* digits = name.c_str() + at + marker.size();
+  char* end = nullptr;
+  const long pid = std::strtol(digits, &end, 10);
+  return end != digits && pid > 0 ? pid : 0;
+}
+
+bool process_gone(long pid) { return kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH; }
+
+}  // namespace
+
+void remove_stale_temporaries(const std::string& dir, const std::string& marker) {
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (marker[0] != '.' && name.rfind(marker, 0) != 0) continue;
+    const long pid = pid_after(name, marker);
+    struct stat info;
+    if (pid == 0 || pid == getpid() || lstat(entry.path().c_str(), &info) != 0 || info.st_uid != geteuid()) continue;
+    if (process_gone(pid)) remove_tree(entry.path().string());
+  }
+}
+
+void remove_tree(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::remove_all(path, ec);
 }
 
 std::string unique_suffix() {

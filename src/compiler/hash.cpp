@@ -23,12 +23,17 @@ Hasher& Hasher::add(const std::string& part) {
   return *this;
 }
 
-std::string Hasher::hex() const {
-  const XXH128_hash_t h = XXH3_128bits_digest(static_cast<XXH3_state_t*>(state_));
+namespace {
+std::string hex_of(const XXH128_hash_t& h) {
   char text[33];
   std::snprintf(text, sizeof(text), "%016llx%016llx", static_cast<unsigned long long>(h.high64),
                 static_cast<unsigned long long>(h.low64));
   return text;
 }
+}  // namespace
+
+std::string Hasher::hex() const { return hex_of(XXH3_128bits_digest(static_cast<XXH3_state_t*>(state_))); }
+
+std::string digest_of_bytes(const void* data, size_t bytes) { return hex_of(XXH3_128bits(data, bytes)); }
 
 }  // namespace iris::compiler

@@ -2,6 +2,7 @@
 // kernels are out of reach in practice).
 #pragma once
 
+#include <cstddef>
 #include <string>
 
 namespace iris::compiler {
@@ -19,5 +20,9 @@ class Hasher {
  private:
   void* state_;
 };
+
+// The digest of `bytes` bytes at `data` (32 lower-case hex digits): what a cache entry carries to show
+// that its content is what was written.
+std::string digest_of_bytes(const void* data, size_t bytes);
 
 }  // namespace iris::compiler

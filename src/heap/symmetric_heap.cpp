@@ -25,6 +25,36 @@ void require_same_size(const std::string& op, const std::vector<comm::Announceme
   }
 }
 
+// FNV-1a: the same digest on every rank (one binary), enough to notice that two texts differ.
+uint64_t digest_of(const std::string& text) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : text) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+// Every rank announced the same size and the same tensor, or Error(divergence) naming rank 0's request
+// and the first that differs: "ranks asked different tensors in ctx:zeros(): rank 0 asked float32
+// {2, 3} (24 B), rank 1 asked int32 {2, 3} (24 B) (...)". Every rank sees the same announcements, so
+// every rank takes part in the exchange of the texts, or none does.
+void require_same_tensor(comm::Comm& comm, const std::string& op, const std::vector<comm::Announcement>& all,
+                         const std::string& tensor) {
+  size_t differs = 0;
+  for (size_t r = 1; r < all.size() && differs == 0; ++r) {
+    if (all[r].arg != all[0].arg || all[r].detail != all[0].detail) differs = r;
+  }
+  if (differs == 0) return;
+  const auto texts = comm.allgatherv(tensor.data(), tensor.size());
+  auto asked = [&](size_t r) {
+    const std::string text(texts[r].begin(), texts[r].end());
+    return text.empty() ? human_bytes(all[r].arg) : format("%s (%s)", text.c_str(), human_bytes(all[r].arg).c_str());
+  };
+  const bool described = !texts[0].empty() || !texts[differs].empty();
+  throw Error(Errc::divergence, format("ranks asked different %s in %s: rank 0 asked %s, rank %zu asked %s (every rank "
+                                       "must create the same tensors%s in the same order)",
+                                       described ? "tensors" : "sizes", op.c_str(), asked(0).c_str(), differs,
+                                       asked(differs).c_str(), described ? ", of the same dtypes and shapes," : ""));
+}
+
 }  // namespace
 
 SymmetricHeap::SymmetricHeap(runtime::Backend& backend, comm::Comm& comm, size_t bytes)
@@ -122,8 +152,9 @@ void SymmetricHeap::exchange_releases() {
   allocator_.apply_releases(released);
 }
 
-std::optional<size_t> SymmetricHeap::allocate(const std::string& op, size_t bytes, bool zero, bool last_attempt) {
-  require_same_size(op, comm_.announce(op, bytes), "every rank must create the same tensors in the same order");
+std::optional<size_t> SymmetricHeap::allocate(const std::string& op, size_t bytes, bool zero, bool last_attempt,
+                                              const std::string& tensor) {
+  require_same_tensor(comm_, op, comm_.announce(op, bytes, digest_of(tensor)), tensor);
   exchange_releases();
   std::optional<size_t> offset = allocator_.allocate(bytes);
   if (!offset) {

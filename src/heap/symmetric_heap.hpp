@@ -48,8 +48,10 @@ class SymmetricHeap {
   // (without, a caller that writes contents waits for every rank itself after writing). Returns
   // nothing on every rank when the request does not fit, so the caller can collect garbage
   // everywhere and try again; with `last_attempt` that is Error(heap_exhausted) instead.
-  // Ranks asking different sizes get Error(divergence) naming them.
-  std::optional<size_t> allocate(const std::string& op, size_t bytes, bool zero, bool last_attempt);
+  // `tensor` says what the bytes are for ("float32 {2, 3}"): ranks asking different sizes, or the same
+  // size for different dtypes or shapes, get Error(divergence) naming both sides.
+  std::optional<size_t> allocate(const std::string& op, size_t bytes, bool zero, bool last_attempt,
+                                 const std::string& tensor = "");
   // Local and deferred: this rank no longer uses the block; it is reused once every rank released it.
   void release(size_t offset);
 

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,8 @@ const char* kOptions =
     "options:\n"
     "  -e chunk     run the string 'chunk'\n"
     "  -l name      require library 'name' into the global 'name'\n"
+    "  -j cmd       perform a LuaJIT control command: -jon, -joff, -jflush, -jv, -jdump=file (jit.* modules)\n"
+    "  -O[opt]      control the LuaJIT optimizations: -O3, -O0, -Ohotloop=10, -O+fold,-dce (jit.opt.start)\n"
     "  -i           enter the interactive REPL after running the script\n"
     "  --trace FILE write a trace of the whole job to FILE (as IRIS_TRACE=FILE; docs/tracing.md)\n"
     "  -v, --version  print the version\n"
@@ -33,12 +36,12 @@ const char* kOptions =
     "  --           stop handling options\n"
     "  -            run standard input as the script\n"
     "With no script and no -e, iris-lua opens the REPL (on a terminal with line editing; from a pipe it\n"
-    "runs the chunks in order without prompts).\n";
+    "runs the chunks in order without prompts). LUA_INIT (or LUA_INIT_5_1) runs first, as in luajit.\n";
 
 // What the command line asks for, in the order luajit does it: -l and -e in order, the script, then -i.
 struct Plan {
   struct Step {
-    char kind;  // 'e' or 'l'
+    char kind;  // 'e', 'l', 'j' or 'O'
     std::string text;
   };
   std::vector<Step> steps;
@@ -104,13 +107,15 @@ int parse(int argc, char** argv, Plan* plan) {
       }
       if (file.empty()) return usage_error("option '--trace' needs a file: --trace trace.json");
       setenv("IRIS_TRACE", file.c_str(), 1);  // one way in: the same as IRIS_TRACE=FILE
-    } else if (a[1] == 'e' || a[1] == 'l') {
+    } else if (a[1] == 'e' || a[1] == 'l' || a[1] == 'j') {
       std::string text = a.substr(2);  // "-eCODE" or "-e CODE", as luajit accepts
       if (text.empty()) {
         if (i + 1 >= argc) return usage_error("option '" + a + "' needs an argument");
         text = argv[++i];
       }
       plan->steps.push_back({a[1], text});
+    } else if (a[1] == 'O') {
+      plan->steps.push_back({'O', a.substr(2)});  // "-O" alone: the default level, as luajit
     } else {
       return usage_error("unknown option '" + a + "'");
     }
@@ -133,6 +138,28 @@ void print_help() {
     std::printf("  %-20s %s (default: %s)\n", vars[k].name, vars[k].description, vars[k].default_value);
   }
   std::printf("\nexit codes: 0 success, 1 script error or failed tests, 2 usage or environment error\n");
+}
+
+// LUA_INIT_5_1, else LUA_INIT, before the command line's chunks, as luajit runs LUA_INIT: "@file" runs
+// the file, anything else is a chunk named after the variable.
+RunResult run_lua_init(Host& host) {
+  env::Var var = env::Var::lua_init_5_1;
+  std::optional<std::string> init = env::get(var);
+  if (!init) init = env::get(var = env::Var::lua_init);
+  if (!init) return RunResult{};
+  if ((*init)[0] == '@') return host.run_file(init->substr(1));
+  return host.run_string(*init, std::string("=") + env::info(var).name);
+}
+
+// One step of the command line, in order: -e, -l, and -j/-O, which iris.luajit_options performs as
+// luajit does (jit.on, jit.opt.start, a jit.* module's start).
+RunResult run_step(Host& host, const Plan::Step& step) {
+  switch (step.kind) {
+    case 'e': return host.run_string(step.text);
+    case 'l': return host.require_module(step.text);
+    case 'j': return host.call("iris.luajit_options.jit_command", {step.text});
+    default: return host.call("iris.luajit_options.optimize", {step.text});
+  }
 }
 
 // Prints a failure and ends the job: with several ranks the others may be blocked on this one, so
@@ -175,8 +202,9 @@ int main(int argc, char** argv) {
       return finish_after(host, host.call(lua::kCommandPrefix + plan.command + ".main", plan.command_args));
     }
     host.set_script_args(plan.has_script ? plan.script : "", plan.script_args, plan.interpreter_args);
+    if (RunResult r = run_lua_init(host); !r.ok()) return fail(host, r);
     for (const auto& step : plan.steps) {
-      RunResult r = step.kind == 'e' ? host.run_string(step.text) : host.require_module(step.text);
+      RunResult r = run_step(host, step);
       if (!r.ok()) return fail(host, r);
     }
     if (plan.has_script) {

@@ -7,9 +7,12 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstring>
 #include <memory>
+#include <mutex>
 
 #include "comm/comm.hpp"
+#include "comm/hang_report.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
@@ -21,39 +24,97 @@ namespace iris {
 namespace {
 
 const char* kTracebackKey = "iris.host.last_traceback";
+// iris.errors.traceback, once the iris module is loaded: the traceback without iris's own frames.
+const char* kTracebackFunctionKey = "iris.host.traceback_function";
 
 // The state a Ctrl-C interrupts (one Host per process). Atomic: the test runner's watchdog thread
-// reads it too (interrupt::interrupt_script).
+// and the hang report's watcher read it too (interrupt::interrupt_script, comm/hang_report.hpp).
 std::atomic<lua_State*> g_signal_state{nullptr};
+// Keeps g_signal_state's Lua state open while the hang report's watcher sets a hook on it.
+std::mutex g_hook_mutex;
+// What the one debug hook does when it runs (any combination): raise "interrupted!" (Ctrl-C), raise
+// interrupt::interrupt_script's message (unless withdrawn), answer the hang report's question.
+std::atomic<bool> g_stop_requested{false};
+std::atomic<bool> g_hang_answer_requested{false};
+// The state a waiting C function was called from through call_waiting (only then may a wait look at
+// the Lua stack: the call came through the interpreter, not from code the JIT compiled).
+lua_State* g_inspectable_state = nullptr;
 
-void stop_hook(lua_State* L, lua_Debug*) {
-  lua_sethook(L, nullptr, 0, 0);
-  luaL_error(L, "interrupted!");
+bool is_iris_frame(const lua_Debug& ar) {
+  return *ar.what == 'C' || std::strncmp(ar.source, "=iris", 5) == 0 || std::strcmp(ar.source, "=(host)") == 0;
 }
 
-void on_interrupt(int signal_number) {
-  ::signal(signal_number, SIG_DFL);  // a second Ctrl-C ends the process the default way
-  interrupt::request();
-  lua_State* L = g_signal_state.load();
-  if (L != nullptr) lua_sethook(L, stop_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+// The script's own frames of L's stack, as luaL_traceback words them; "" when there are none.
+std::string user_traceback(lua_State* L) {
+  std::string text;
+  lua_Debug ar;
+  for (int level = 0; lua_getstack(L, level, &ar) != 0 && level < 100; ++level) {
+    if (lua_getinfo(L, "Sln", &ar) == 0 || is_iris_frame(ar)) continue;
+    text += format("%s:%d: ", ar.short_src, ar.currentline);
+    if (*ar.namewhat != '\0') {
+      text += format("in function '%s'\n", ar.name);
+    } else if (*ar.what == 'm') {
+      text += "in main chunk\n";
+    } else {
+      text += format("in function <%s:%d>\n", ar.short_src, ar.linedefined);
+    }
+  }
+  return text;
 }
 
-void script_interrupt_hook(lua_State* L, lua_Debug*) {
-  lua_sethook(L, nullptr, 0, 0);
+void host_hook(lua_State* L, lua_Debug*) {
+  lua_sethook(L, nullptr, 0, 0);  // before the flags: a request arriving now arms the hook again
+  if (g_hang_answer_requested.exchange(false)) comm::hang::answer_from_lua(user_traceback(L));
+  if (g_stop_requested.exchange(false)) luaL_error(L, "interrupted!");
   const char* message = interrupt::take_script_message();
   if (message == nullptr) return;  // withdrawn: the code it was meant for has ended
   lua_pushstring(L, message);
   lua_error(L);
 }
 
-// interrupt::interrupt_script's way into the running Lua code.
+void arm_hook(lua_State* L) { lua_sethook(L, host_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1); }
+
+void on_interrupt(int signal_number) {
+  ::signal(signal_number, SIG_DFL);  // a second Ctrl-C ends the process the default way
+  g_stop_requested.store(true);
+  interrupt::request();
+  lua_State* L = g_signal_state.load();
+  if (L != nullptr) arm_hook(L);
+}
+
+// interrupt::interrupt_script's way into the running Lua code. It may run in a signal handler (the
+// REPL's Ctrl-C), so it takes no lock, as on_interrupt does.
 void notify_script() {
   lua_State* L = g_signal_state.load();
-  if (L != nullptr) lua_sethook(L, script_interrupt_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1);
+  if (L != nullptr) arm_hook(L);
+}
+
+// The hang report's watcher asks where this rank's Lua code is (comm/hang_report.hpp).
+void request_hang_answer() {
+  std::lock_guard<std::mutex> lock(g_hook_mutex);
+  lua_State* L = g_signal_state.load();
+  if (L == nullptr) return;
+  g_hang_answer_requested.store(true);
+  arm_hook(L);
+}
+
+std::string waiting_traceback() { return g_inspectable_state != nullptr ? user_traceback(g_inspectable_state) : ""; }
+
+// call_waiting(f, ...): calls f (a C function through the FFI that may wait for other ranks) so that
+// the wait may show this rank's Lua traceback in a hang report. A lua_CFunction is always called by
+// the interpreter (code the JIT compiled stitches around it), so the stack is whole while f waits.
+int call_waiting(lua_State* L) {
+  lua_State* outer = g_inspectable_state;
+  g_inspectable_state = L;
+  const int status = lua_pcall(L, lua_gettop(L) - 1, LUA_MULTRET, 0);
+  g_inspectable_state = outer;
+  if (status != 0) return lua_error(L);
+  return lua_gettop(L);
 }
 
 // Message handler for every protected call: keeps the message as the error value and stores the
-// traceback beside it, so callers can print either.
+// traceback beside it, so callers can print either. The traceback is iris.errors.traceback's (the
+// user's frames; none for a usage error), or LuaJIT's own when that cannot be had.
 int message_handler(lua_State* L) {
   if (!lua_isstring(L, 1)) {
     if (lua_isnoneornil(L, 1) || !luaL_callmeta(L, 1, "__tostring") || !lua_isstring(L, -1)) {
@@ -62,6 +123,16 @@ int message_handler(lua_State* L) {
     lua_replace(L, 1);
     lua_settop(L, 1);
   }
+  lua_getfield(L, LUA_REGISTRYINDEX, kTracebackFunctionKey);
+  if (lua_isfunction(L, -1)) {
+    lua_pushvalue(L, 1);
+    lua_pushinteger(L, 2);  // the frame that raised the error: the caller of this handler's caller
+    if (lua_pcall(L, 2, 1, 0) == 0 && lua_isstring(L, -1)) {
+      lua_setfield(L, LUA_REGISTRYINDEX, kTracebackKey);
+      return 1;
+    }
+  }
+  lua_settop(L, 1);
   luaL_traceback(L, L, nullptr, 1);
   lua_setfield(L, LUA_REGISTRYINDEX, kTracebackKey);
   return 1;
@@ -96,7 +167,11 @@ struct Host::Impl {
     ::signal(SIGINT, on_interrupt);
     int status = lua_pcall(L, nargs, 1, base);
     ::signal(SIGINT, SIG_DFL);
-    g_signal_state = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(g_hook_mutex);
+      g_signal_state = nullptr;
+    }
+    g_stop_requested.store(false);
     interrupt::clear();
     RunResult result;
     if (status != 0) {
@@ -159,11 +234,28 @@ Host::Host(const HostOptions& options) : impl_(new Impl) {
     lua_setfield(L, -2, m->name);
   }
   lua_pop(L, 2);
+  // iris.host: what the iris module needs from the host itself.
+  lua_getglobal(L, "package");
+  lua_getfield(L, -1, "loaded");
+  lua_createtable(L, 0, 1);
+  lua_pushcfunction(L, call_waiting);
+  lua_setfield(L, -2, "call_waiting");
+  lua_setfield(L, -2, "iris.host");
+  lua_pop(L, 2);
+  comm::hang::set_lua_sources(waiting_traceback, request_hang_answer);
   RunResult loaded = require_module("iris");
   if (!loaded.ok()) throw Error(Errc::internal, "cannot load the iris module: " + loaded.message + "\n" + loaded.traceback);
+  lua_getglobal(L, "require");
+  lua_pushliteral(L, "iris.errors");
+  if (lua_pcall(L, 1, 1, 0) == 0 && lua_istable(L, -1)) {
+    lua_getfield(L, -1, "traceback");
+    lua_setfield(L, LUA_REGISTRYINDEX, kTracebackFunctionKey);
+  }
+  lua_settop(L, 0);
 }
 
 Host::~Host() {
+  comm::hang::set_lua_sources(nullptr, nullptr);
   if (impl_->L != nullptr) lua_close(impl_->L);
   delete impl_;
 }
@@ -266,10 +358,14 @@ int Host::finish() {
     session::trace_finish_job();  // collective: every rank that ends normally gets here
   } catch (const Error& e) {
     RunResult failure{exit_code_of(e.code()), e.what(), ""};
-    std::fprintf(stderr, "%s\n", describe(failure).c_str());
+    // A fault the script already heard of was printed with its line (or handled there): once is enough.
+    if (!(e.code() == Errc::device_fault && session::fault_reported())) {
+      std::fprintf(stderr, "%s\n", describe(failure).c_str());
+    }
     abort_job(failure.exit_code);
   }
   // Tensors still alive are released by their finalizers here; releasing is local, never collective.
+  comm::hang::set_lua_sources(nullptr, nullptr);
   lua_close(impl_->L);
   impl_->L = nullptr;
   try {

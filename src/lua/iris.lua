@@ -41,17 +41,20 @@ local iris = {
   world_size = function() return C.iris_world_size() end,
   cdiv = cdiv,
   init = context.init,
+  manual_seed = context.manual_seed,
   compile = kernel.compile,
   compile_file = kernel.compile_file,
   bench = kernel.bench,
   assert_equal = assertions.assert_equal,
   assert_allclose = assertions.assert_allclose,
+  options = require "iris.options",
   test = testing.test,
   skip = testing.skip,
   trace = require("iris.trace").public,
   progress = require("iris.progress").progress,
   plot = require("iris.plot").public,
   dtypes = { unpack(dtypes.names) }, -- and each name as a field: iris.float32 == "float32"
+  help = function(x) return require("iris.reference").help(x) end,
 }
 for _, name in ipairs(dtypes.names) do iris[name] = name end
 

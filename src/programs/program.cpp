@@ -9,6 +9,9 @@ Program::Program(Registry& registry, ProgramSource source)
     : registry_(registry),
       source_(std::move(source)),
       parsed_(parse_source(source_.source)) {
+  // Defines given with the compile options are macros too: a parameter of type T with defines
+  // {T = "float"} is a float.
+  for (const auto& [name, value] : source_.defines) parsed_.aliases.emplace(name, value);
   std::vector<std::string> names;
   for (const KernelSignature& s : parsed_.kernels) {
     if (!s.is_template) names.push_back(s.name);

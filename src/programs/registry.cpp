@@ -11,6 +11,7 @@
 #include "compiler/cache.hpp"
 #include "compiler/device_sources.hpp"
 #include "compiler/hash.hpp"
+#include "core/activity.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
@@ -109,7 +110,19 @@ Registry::~Registry() {
 
 compiler::KernelCache& Registry::cache() {
   if (!cache_) {
-    cache_ = std::make_unique<compiler::KernelCache>(options_.cache_dir);
+    try {
+      cache_ = std::make_unique<compiler::KernelCache>(options_.cache_dir);
+    } catch (const Error& e) {
+      if (e.code() != Errc::environment) throw;
+      // Compiling still works without a cache, only slower: say so once (rank 0 speaks for the node).
+      if (device_.rank == 0) {
+        log::write(log::Level::warning,
+                   format("not using the kernel cache: %s. Kernels compile without it (every run compiles them "
+                          "again); set IRIS_CACHE_DIR to a directory of your own that only you can write",
+                          e.what()));
+      }
+      cache_ = compiler::KernelCache::without_storage();
+    }
     include_dir_ = compiler::materialize_device_headers(cache_->dir());
   }
   return *cache_;
@@ -171,6 +184,7 @@ compiler::CompiledCode Registry::compile_for(const runtime::CodeTarget& target, 
     for (const std::string& n : names) key.add(n);
     key.add(compiler::device_header_digest());
     compiler::CompileJob job{unit, options, names, include_dir_, kernel_cache.dir() + "/tmp", target.arch};
+    const activity::Scope compiling("compiling " + where);  // what a hang report says of this rank
     return kernel_cache.get_or_compile(key.hex(), [&] {
       trace::Span span("compiler", "compile");  // only on a cache miss
       if (span) span.args().add("compiler", target.compiler).add("arch", target.arch).add("cross", cross ? 1 : 0);

@@ -20,8 +20,30 @@ bool is_ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c))
 bool is_ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
 bool is_ident(const Token& t) { return t.word && is_ident_start(t.text[0]); }
 
+// Records an object-like macro of a preprocessor line ("#define PTR int*", "# define N 4"), so that a
+// parameter type spelled with it resolves; "#undef NAME" forgets it. Function-like macros are left out.
+void note_macro(const std::string& directive, std::map<std::string, std::string>* macros) {
+  size_t i = directive.find_first_not_of(" \t", 1);
+  if (i == std::string::npos) return;
+  const bool define = directive.compare(i, 6, "define") == 0;
+  const bool undef = directive.compare(i, 5, "undef") == 0;
+  if (!define && !undef) return;
+  i = directive.find_first_not_of(" \t", i + (define ? 6 : 5));
+  if (i == std::string::npos || !is_ident_start(directive[i])) return;
+  size_t end = i;
+  while (end < directive.size() && is_ident_char(directive[end])) ++end;
+  const std::string name = directive.substr(i, end - i);
+  if (undef) {
+    macros->erase(name);
+    return;
+  }
+  if (end < directive.size() && directive[end] == '(') return;  // a function-like macro
+  (*macros)[name] = directive.substr(end);
+}
+
 // C++ tokens, without comments, preprocessor lines and literal contents: enough to find declarations.
-std::vector<Token> tokenize(const std::string& s) {
+// `macros`, when given, collects the object-like macros the preprocessor lines define.
+std::vector<Token> tokenize(const std::string& s, std::map<std::string, std::string>* macros = nullptr) {
   std::vector<Token> out;
   int line = 1;
   bool line_start = true;
@@ -50,7 +72,15 @@ std::vector<Token> tokenize(const std::string& s) {
       continue;
     }
     if (c == '#' && line_start) {
+      const size_t start = i;
       skip_to_line_end();
+      if (macros != nullptr) {
+        std::string directive = s.substr(start, i - start);
+        for (size_t k = directive.find("\\\n"); k != std::string::npos; k = directive.find("\\\n", k)) {
+          directive.replace(k, 2, " ");
+        }
+        note_macro(directive, macros);
+      }
       continue;
     }
     line_start = false;
@@ -263,8 +293,8 @@ size_t parse_kernel(const std::vector<Token>& t, size_t g, const std::vector<Sco
 }
 
 ParsedSource walk(const std::string& source) {
-  const std::vector<Token> t = tokenize(source);
   ParsedSource out;
+  const std::vector<Token> t = tokenize(source, &out.aliases);
   std::vector<Scope> scopes;
   std::vector<TemplateParam> pending_template;
   bool has_pending = false;

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "comm/hang_report.hpp"
 #include "core/error.hpp"
 
 namespace iris::repl {
@@ -60,6 +61,7 @@ void OutputCapture::start() {
     saved_[k] = ::dup(k + 1);
     ::dup2(files_[k], k + 1);
   }
+  comm::hang::set_report_fd(saved_[1]);  // a hang report while the chunk runs goes to the terminal at once
   active_ = true;
 }
 
@@ -68,6 +70,7 @@ void OutputCapture::stop(std::string* out, std::string* err) {
   std::fflush(stdout);
   std::fflush(stderr);
   std::string* texts[2] = {out, err};
+  comm::hang::set_report_fd(-1);
   for (int k = 0; k < 2; ++k) {
     ::dup2(saved_[k], k + 1);
     ::close(saved_[k]);

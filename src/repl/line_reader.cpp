@@ -2,12 +2,15 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <clocale>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <cwchar>
+#include <vector>
 
 #ifdef IRIS_HAVE_LIBEDIT
 #include <histedit.h>
@@ -30,6 +33,49 @@ std::string history_path() {
   return std::string(home) + "/.iris_lua_history";
 }
 
+bool is_word_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == ':';
+}
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::string common_prefix(const std::vector<std::string>& words) {
+  std::string prefix = words.front();
+  for (const std::string& w : words) {
+    size_t n = 0;
+    while (n < prefix.size() && n < w.size() && prefix[n] == w[n]) ++n;
+    prefix.resize(n);
+  }
+  return prefix;
+}
+
+// The candidates below the line, in columns as wide as the longest, for a terminal of `width`.
+void list_candidates(const std::vector<std::string>& words, int width) {
+  size_t widest = 0;
+  for (const std::string& w : words) widest = std::max(widest, w.size());
+  const size_t column = widest + 2;
+  const size_t per_line = std::max<size_t>(1, static_cast<size_t>(width > 0 ? width : 80) / column);
+  std::fputs("\n", stdout);
+  for (size_t i = 0; i < words.size(); ++i) {
+    if ((i + 1) % per_line == 0 || i + 1 == words.size()) {
+      std::fprintf(stdout, "%s\n", words[i].c_str());
+    } else {
+      std::fprintf(stdout, "%-*s", static_cast<int>(column), words[i].c_str());
+    }
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 struct LineReader::Editor {
@@ -41,6 +87,7 @@ struct LineReader::Editor {
   std::string prompt;
   bool interrupted = false;
   std::string previous_ctype;
+  Completer completer;
 
   static char* current_prompt(EditLine* el) {
     Editor* self = nullptr;
@@ -55,6 +102,29 @@ struct LineReader::Editor {
     el_get(el, EL_CLIENTDATA, &self);
     self->interrupted = true;
     return CC_EOF;
+  }
+
+  // Tab: the word before the cursor completed, or the ways it could be completed listed.
+  static unsigned char complete(EditLine* el, int) {
+    Editor* self = nullptr;
+    el_get(el, EL_CLIENTDATA, &self);
+    if (!self->completer) return CC_ERROR;
+    const LineInfo* info = el_line(el);
+    const char* start = info->cursor;
+    while (start > info->buffer && is_word_char(start[-1])) --start;
+    const std::string word(start, info->cursor);
+    const std::vector<std::string> candidates = split_lines(self->completer(word));
+    if (candidates.empty()) return CC_REFRESH_BEEP;
+    const std::string prefix = common_prefix(candidates);
+    if (prefix.size() > word.size() && prefix.compare(0, word.size(), word) == 0) {
+      if (el_insertstr(el, prefix.c_str() + word.size()) != 0) return CC_ERROR;
+      return CC_REFRESH;
+    }
+    if (candidates.size() == 1) return CC_REFRESH;  // complete already
+    int width = 80;
+    el_get(el, EL_GETTC, "co", &width);
+    list_candidates(candidates, width);
+    return CC_REDISPLAY;
   }
 
   // Keys from the relay, decoded into characters as libedit's own reader does.
@@ -94,6 +164,8 @@ struct LineReader::Editor {
     el_set(el, EL_HIST, history, hist);
     el_set(el, EL_ADDFN, "iris-drop-line", "drop the line (Ctrl-C)", drop_line);
     el_set(el, EL_BIND, "^C", "iris-drop-line", nullptr);
+    el_set(el, EL_ADDFN, "iris-complete", "complete the word (Tab)", complete);
+    el_set(el, EL_BIND, "^I", "iris-complete", nullptr);
     el_set(el, EL_SETTY, "-d", "-isig", nullptr);
     if (relay != nullptr) {
       // Between lines libedit would put back its idea of normal modes (canonical, signal keys);
@@ -147,11 +219,17 @@ LineReader::LineReader(bool editing, TerminalRelay* relay) {
   if (editing) editor_ = std::make_unique<Editor>(relay);
 }
 
+void LineReader::set_completer(Completer complete) {
+  if (editor_) editor_->completer = std::move(complete);
+}
+
 #else  // built without libedit: plain reading only
 
 struct LineReader::Editor {};
 
 LineReader::LineReader(bool, TerminalRelay*) {}
+
+void LineReader::set_completer(Completer) {}
 
 #endif
 

@@ -3,6 +3,7 @@
 // the relay (repl/terminal.hpp); else plainly from standard input.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -22,6 +23,11 @@ class LineReader {
   LineReader& operator=(const LineReader&) = delete;
 
   bool line_editing() const;
+  // Tab completes the word before the cursor (letters, digits, '_', '.' and ':') with what `complete`
+  // returns for it: the words it could become, one a line. One candidate (or a longer common prefix)
+  // is inserted; a second Tab lists them.
+  using Completer = std::function<std::string(const std::string& word)>;
+  void set_completer(Completer complete);
   // Shows `prompt` (none when empty) and reads one line, without its end of line. Ctrl-C at the
   // prompt gives `interrupted`, Ctrl-D on an empty line or the end of a pipe `end_of_input`.
   Result read(const std::string& prompt, std::string* line);

@@ -54,6 +54,27 @@ bool same_terminal(int a, int b) {
 
 }  // namespace
 
+std::string transcript_path(bool under_launcher) {
+  char link[64];
+  if (under_launcher) {
+    std::snprintf(link, sizeof link, "/proc/%d/fd/0", static_cast<int>(::getppid()));
+  } else {
+    std::snprintf(link, sizeof link, "/proc/self/fd/0");
+  }
+  struct stat st;
+  if (::stat(link, &st) != 0 || !S_ISREG(st.st_mode)) return {};
+  char target[4096];
+  const ssize_t n = ::readlink(link, target, sizeof target - 1);
+  if (n <= 0) return {};
+  std::string path(target, static_cast<size_t>(n));
+  char here[4096];  // a file under the working directory is named from there, as a user would
+  if (::getcwd(here, sizeof here) != nullptr) {
+    const std::string prefix = std::string(here) + "/";
+    if (path.compare(0, prefix.size(), prefix) == 0) path = path.substr(prefix.size());
+  }
+  return path;
+}
+
 struct TerminalRelay::State {
   int tty = -1;
   struct termios original;

@@ -15,8 +15,14 @@
 #pragma once
 
 #include <memory>
+#include <string>
 
 namespace iris::repl {
+
+// The file rank 0's input is read from when it is a regular file (a replayed transcript:
+// `iris-lua < lab.repl`, also under mpirun, whose own input it then is): its path (relative to the
+// working directory when it is under it), or "" for a terminal or a pipe.
+std::string transcript_path(bool under_launcher);
 
 class TerminalRelay {
  public:

@@ -95,8 +95,8 @@ class Backend {
   // Maps `peer`'s heap into this process; returns its base here. `peer_device` is the ordinal the
   // peer uses (equal to device() when ranks share a device).
   virtual void* import_peer_heap(int peer, int peer_device, const std::vector<uint8_t>& handle, size_t bytes) = 0;
-  // Called on every rank once every rank has opened every peer: nothing needs the exported names any
-  // more (the cpu backend unlinks its shared-memory segments here, so a crash leaves nothing behind).
+  // Called on every rank once every rank has opened every peer: nothing needs the exported handles any
+  // more (the cpu backend closes the descriptor its peers opened its heap through).
   virtual void peers_opened() {}
   // Closes the peers' mappings and frees this rank's heap.
   virtual void release_heaps() = 0;
@@ -120,6 +120,15 @@ class Backend {
 
   // Waits for all launched work; throws Error(device_fault) naming the kernels that were in flight.
   virtual void synchronize() = 0;
+  // The kernels launched and not known to have finished, for a hang report: "put (x.lua:3) x2";
+  // "" when none (launches on the cpu backend finish before launch() returns).
+  virtual std::string kernels_in_flight() const { return ""; }
+  // What tells this rank's device apart from the other ranks' ("0000:3b:00.0", a GPU's PCI bus id), ""
+  // when ranks have no device to share (cpu). Ranks with the same identity share their device.
+  virtual std::string device_identity() const { return ""; }
+  // When several ranks share this rank's device: what goes slowly and what to do about it, said once
+  // at iris.init ("" when sharing costs nothing, as under CUDA MPS; gpu/device_sharing.hpp).
+  virtual std::string shared_device_advice() const { return ""; }
 
   // --- kernels -------------------------------------------------------------------------------------
   virtual std::unique_ptr<Module> load_module(const std::vector<uint8_t>& code) = 0;

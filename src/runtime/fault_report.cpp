@@ -44,15 +44,34 @@ std::string KernelsInFlight::describe() const {
   return text;
 }
 
+namespace {
+
+// iris::Cmp's values (device/iris/iris.hpp) as the kernel wrote them: "iris::Cmp::ge", and the
+// condition the wait was for: ">= 3".
+struct Comparison {
+  const char* name;
+  const char* op;
+};
+
+Comparison comparison_of(uint32_t value) {
+  static const Comparison kComparisons[] = {{"eq", "=="}, {"ne", "!="}, {"lt", "<"}, {"le", "<="}, {"gt", ">"},
+                                            {"ge", ">="}};
+  if (value < sizeof kComparisons / sizeof kComparisons[0]) return kComparisons[value];
+  return {"?", "?"};
+}
+
+}  // namespace
+
 std::string describe_mailbox(const abi::DeviceMailbox& mailbox) {
   if (mailbox.failed == 0) return "";
   if (mailbox.message[0] != '\0') return std::string(mailbox.message, strnlen(mailbox.message, sizeof mailbox.message));
   std::string what(mailbox.what, strnlen(mailbox.what, sizeof mailbox.what));
   if (what.empty()) what = "a device-side wait";
-  return format("%s on rank %d gave up after %.1f s: address 0x%llx held %lld, expected %lld (comparison %u)",
+  const Comparison cmp = comparison_of(mailbox.comparison);
+  return format("%s on rank %d gave up after %.1f s: address 0x%llx held %lld, waited for a value %s %lld "
+                "(iris::Cmp::%s)",
                 what.c_str(), mailbox.rank, mailbox.waited_seconds, static_cast<unsigned long long>(mailbox.address),
-                static_cast<long long>(mailbox.last_value), static_cast<long long>(mailbox.expected),
-                mailbox.comparison);
+                static_cast<long long>(mailbox.last_value), cmp.op, static_cast<long long>(mailbox.expected), cmp.name);
 }
 
 std::string describe_mailbox(const MappedHostBuffer& mailbox) {

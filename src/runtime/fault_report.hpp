@@ -36,7 +36,8 @@ class KernelsInFlight {
   uint64_t others_ = 0;  // launches whose label did not fit
 };
 
-// "wait_until on rank 1 gave up after 10.0 s: address 0x7f3a00001000 held 0, expected 1 (comparison 0)",
+// "wait_until on rank 1 gave up after 10.0 s: address 0x7f3a00001000 held 0, waited for a value >= 1
+// (iris::Cmp::ge)",
 // or "" when the mailbox holds no report.
 std::string describe_mailbox(const abi::DeviceMailbox& mailbox);
 // The same for the mailbox the Runtime allocated; "" also when there is none (yet).
@@ -49,6 +50,8 @@ class FaultState {
   void drained() { in_flight_.clear(); }
 
   bool faulted() const { return !message_.empty(); }
+  // The kernels launched since the stream last drained, "" when none.
+  std::string in_flight() const { return in_flight_.empty() ? "" : in_flight_.describe(); }
   // Throws the remembered Error(device_fault) when the device has faulted.
   void throw_if_faulted() const;
 

@@ -1,15 +1,18 @@
 #include "session/session.hpp"
 
 #include "comm/comm.hpp"
+#include "comm/hang_report.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/log.hpp"
 #include "core/units.hpp"
 #include "heap/all_or_none.hpp"
+#include "heap/layout.hpp"
 #include "heap/symmetric_heap.hpp"
 #include "iris/impl/abi.h"
 #include "programs/registry.hpp"
 #include "session/trace_session.hpp"
+#include "runtime/gpu/device_sharing.hpp"
 
 namespace iris::session {
 namespace {
@@ -29,11 +32,19 @@ std::string chosen_backend_name(const InitOptions& options) {
 size_t chosen_heap_bytes(const InitOptions& options, const Backend& backend) {
   if (options.heap_bytes != 0) return options.heap_bytes;
   if (auto from_env = env::get(env::Var::heap_size)) {
+    size_t bytes = 0;
     try {
-      return parse_byte_size(*from_env, "IRIS_HEAP_SIZE");
+      bytes = parse_byte_size(*from_env, "IRIS_HEAP_SIZE");
     } catch (const Error& e) {
       throw Error(Errc::environment, e.what());  // a variable of the environment, exit code 2
     }
+    if (bytes < heap::kMinimumHeapBytes) {
+      throw Error(Errc::environment, format("IRIS_HEAP_SIZE=%s is too small: iris reserves the first %s of every heap, "
+                                            "set at least %s (or unset it for the default)",
+                                            from_env->c_str(), human_bytes(heap::kUserOffset).c_str(),
+                                            human_bytes(heap::kMinimumHeapBytes).c_str()));
+    }
+    return bytes;
   }
   return runtime::default_heap_bytes(backend);
 }
@@ -55,6 +66,25 @@ void check_same_backend(comm::Comm& comm, const Backend& backend) {
                 "ranks ended on different backends (" + listing +
                     "): set IRIS_BACKEND or iris.init{backend=...} so that every rank uses the same one");
   }
+}
+
+// Several ranks on one device may need something started to run well (CUDA MPS): rank 0 says so once.
+void warn_about_shared_devices(comm::Comm& comm, const Backend& backend) {
+  const std::string identity = backend.device_identity();
+  const std::string mine = identity + '\n' + backend.device_name() + '\n' +
+                           (identity.empty() ? "" : backend.shared_device_advice());
+  const auto all = comm.allgatherv(mine.data(), mine.size());
+  if (comm.rank() != 0) return;
+  std::vector<std::string> devices, names, advice;
+  for (const auto& bytes : all) {
+    const std::string text(bytes.begin(), bytes.end());
+    const size_t first = text.find('\n'), second = text.find('\n', first + 1);
+    devices.push_back(text.substr(0, first));
+    names.push_back(text.substr(first + 1, second - first - 1));
+    advice.push_back(text.substr(second + 1));
+  }
+  const std::string warning = runtime::gpu::shared_device_warning(devices, names, advice);
+  if (!warning.empty()) log::write(log::Level::warning, warning);
 }
 
 }  // namespace
@@ -91,6 +121,7 @@ Session& init(const InitOptions& options) {
   heap::all_or_none(comm, "iris.init(): backend", [&] { session->backend = runtime::create_backend(name, comm); });
   Backend& backend = *session->backend;
   check_same_backend(comm, backend);
+  warn_about_shared_devices(comm, backend);
 
   size_t heap_bytes = 0;
   heap::all_or_none(comm, "iris.init(): heap size", [&] { heap_bytes = chosen_heap_bytes(options, backend); });
@@ -98,6 +129,7 @@ Session& init(const InitOptions& options) {
   session->heap = std::make_unique<heap::SymmetricHeap>(backend, comm, heap_bytes + trace_heap_reserve());
   session->mailbox = backend.allocate_mapped_host(sizeof(abi::DeviceMailbox));
   backend.watch_mailbox(session->mailbox);  // a device fault then reports a failed wait
+  comm::hang::set_kernels_in_flight([&backend] { return backend.kernels_in_flight(); });
   log::write(log::Level::info, format("iris.init: backend %s on %s (device %d), heap %s per rank", backend.name(),
                                       backend.device_name().c_str(), backend.device(), human_bytes(heap_bytes).c_str()));
   g_session = std::move(session);
@@ -112,11 +144,21 @@ Session& current() {
 
 bool initialized() { return g_session != nullptr; }
 
+namespace {
+bool g_fault_reported = false;
+}  // namespace
+
 void synchronize_if_initialized() {
   if (g_session) g_session->backend->synchronize();
 }
 
-void shutdown() { g_session.reset(); }
+void note_fault_reported() { g_fault_reported = true; }
+bool fault_reported() { return g_fault_reported; }
+
+void shutdown() {
+  comm::hang::set_kernels_in_flight(nullptr);
+  g_session.reset();
+}
 
 programs::Registry& registry() {
   if (g_registry_in_use != nullptr) return *g_registry_in_use;

@@ -55,6 +55,10 @@ bool initialized();
 // Waits for device work; reports faults (see Backend::synchronize). Called before the ranks agree to
 // end, so a fault is reported while every rank can still hear about it.
 void synchronize_if_initialized();
+// A device fault went up to the script (the C API raised it there, where it is printed or handled):
+// the end of the job does not print it a second time.
+void note_fault_reported();
+bool fault_reported();
 // Frees everything: peers' heaps closed, own heap freed (after every rank has finished).
 void shutdown();
 

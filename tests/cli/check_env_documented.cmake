@@ -2,7 +2,7 @@
 file(STRINGS ${DEF} lines REGEX "^IRIS_ENV\\(")
 file(READ ${DOC} doc)
 foreach(line IN LISTS lines)
-  string(REGEX MATCH "\"(IRIS_[A-Z_]+)\"" found "${line}")
+  string(REGEX MATCH "\"([A-Z][A-Z0-9_]+)\"" found "${line}")
   set(name ${CMAKE_MATCH_1})
   string(FIND "${doc}" "`${name}`" at)
   if(at EQUAL -1)

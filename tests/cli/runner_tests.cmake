@@ -12,18 +12,18 @@ FAIL  ${r}/mixed.lua: finds a wrong element ${ms}
       stack traceback:
         ${r}/mixed.lua:11: in function <${r}/mixed.lua:10>
 SKIP  ${r}/mixed.lua: needs a GPU \\(no GPU on this machine\\)
-2 passed, 1 failed, 1 skipped
+2 passed, 1 failed, 1 skipped in [0-9.]+ s
 $")
-iris_cli_test(runner_passes_with_exit_0 ARGS test ${r}/all_pass.lua STDOUT "\n2 passed, 0 failed, 0 skipped\n$")
+iris_cli_test(runner_passes_with_exit_0 ARGS test ${r}/all_pass.lua STDOUT "\n2 passed, 0 failed, 0 skipped in [0-9.]+ s\n$")
 iris_cli_test(runner_skips_are_not_failures ARGS test ${r}/all_skip.lua
-  STDOUT "^SKIP  ${r}/all_skip.lua: needs two GPUs \\(one GPU here\\)\n0 passed, 0 failed, 1 skipped\n$")
+  STDOUT "^SKIP  ${r}/all_skip.lua: needs two GPUs \\(one GPU here\\)\n0 passed, 0 failed, 1 skipped in [0-9.]+ s\n$")
 iris_cli_test(runner_same_failure_on_every_rank RANKS 2 EXIT 1 ARGS test ${r}/mixed.lua
   STDOUT "FAIL  ${r}/mixed.lua: finds a wrong element ${ms}
     rank 0: ${r}/mixed.lua:11: assert_equal failed on rank 0: third element: at \\[3\\]: got 4, expected 3 \\(1 of 3 elements differ\\)
       stack traceback:
         ${r}/mixed.lua:11: in function <${r}/mixed.lua:10>
     rank 1: the same
-SKIP" "\n2 passed, 1 failed, 1 skipped\n$")
+SKIP" "\n2 passed, 1 failed, 1 skipped in [0-9.]+ s\n$")
 
 # --- a failure on one rank --------------------------------------------------------------------------
 iris_cli_test(runner_shows_the_failing_rank RANKS 2 EXIT 1 ARGS test ${r}/rank1_fails.lua
@@ -31,8 +31,9 @@ iris_cli_test(runner_shows_the_failing_rank RANKS 2 EXIT 1 ARGS test ${r}/rank1_
 FAIL  ${r}/rank1_fails.lua: fails on rank 1 ${ms}
     rank 1: ${r}/rank1_fails.lua:6: rank one disagrees
       stack traceback:
+        \\[C\\]: in function 'error'
         ${r}/rank1_fails.lua:6: in function <${r}/rank1_fails.lua:4>
-1 passed, 1 failed, 0 skipped
+1 passed, 1 failed, 0 skipped in [0-9.]+ s
 $")
 foreach(np 2 4)
   iris_cli_test(runner_rank_leaving_a_collective_np${np} RANKS ${np} EXIT 1 MAX_SECONDS 30
@@ -40,9 +41,10 @@ foreach(np 2 4)
     STDOUT "FAIL  ${r}/rank1_skips_collective.lua: rank 1 fails before the barrier ${ms}
     rank 1: ${r}/rank1_skips_collective.lua:11: rank one gives up early
       stack traceback:
+        \\[C\\]: in function 'error'
         ${r}/rank1_skips_collective.lua:11: in function <${r}/rank1_skips_collective.lua:10>
     rank 0: ${r}/rank1_skips_collective.lua:7: collective mismatch: this rank is in test barrier but rank 1 is in iris-lua test: exchange of case results"
-    "PASS  ${r}/rank1_skips_collective.lua: every rank meets at the barrier ${ms}\n1 passed, 1 failed, 0 skipped\n$")
+    "PASS  ${r}/rank1_skips_collective.lua: every rank meets at the barrier ${ms}\n1 passed, 1 failed, 0 skipped in [0-9.]+ s\n$")
 endforeach()
 
 # --- timeouts: the case is stopped where it is, the job goes on, nobody hangs ------------------------
@@ -52,7 +54,7 @@ iris_cli_test(runner_timeout_stops_a_loop EXIT 1 MAX_SECONDS 30 ARGS test --time
       stack traceback:
         ${r}/forever.lua:[4-6]: in function <${r}/forever.lua:2>
 PASS  ${r}/forever.lua: runs after the timeout ${ms}
-1 passed, 1 failed, 0 skipped
+1 passed, 1 failed, 0 skipped in [0-9.]+ s
 $")
 iris_cli_test(runner_timeout_on_one_rank RANKS 2 EXIT 1 MAX_SECONDS 30 ARGS test --timeout 1 ${r}/rank1_forever.lua
   STDOUT "^FAIL  ${r}/rank1_forever.lua: rank 1 loops forever ${ms}
@@ -60,14 +62,14 @@ iris_cli_test(runner_timeout_on_one_rank RANKS 2 EXIT 1 MAX_SECONDS 30 ARGS test
       stack traceback:
         ${r}/rank1_forever.lua:4: in function <${r}/rank1_forever.lua:2>
 PASS  ${r}/rank1_forever.lua: runs after the timeout ${ms}
-1 passed, 1 failed, 0 skipped
+1 passed, 1 failed, 0 skipped in [0-9.]+ s
 $")
 iris_cli_test(runner_timeout_while_others_wait_in_a_collective RANKS 2 EXIT 1 MAX_SECONDS 30
   ARGS test --timeout 1 ${r}/barrier_waits_for_loop.lua
   # Rank 0 either times out in the barrier too, or (on a loaded machine, when rank 1's timeout comes
   # first) sees rank 1 leave for the result exchange: both name its line and end the case.
   STDOUT "rank 0: ${r}/barrier_waits_for_loop.lua:10: (test timed out after 1 s|collective mismatch: this rank is in test barrier but rank 1 is in iris-lua test: exchange of case results)"
-  "rank 1: ${r}/barrier_waits_for_loop.lua:8: test timed out after 1 s" "\n0 passed, 1 failed, 0 skipped\n$")
+  "rank 1: ${r}/barrier_waits_for_loop.lua:8: test timed out after 1 s" "\n0 passed, 1 failed, 0 skipped in [0-9.]+ s\n$")
 foreach(np 1 2)
   math(EXPR stuck_rank "${np} - 1")
   iris_cli_test(runner_timeout_stuck_in_c_ends_the_job_np${np} RANKS ${np} EXIT 1 MAX_SECONDS 30
@@ -81,7 +83,7 @@ iris_cli_test(runner_syntax_error_fails_the_file EXIT 1 ARGS test ${r}/syntax_er
     rank 0: ${r}/syntax_error.lua:3: '\\)' expected \\(to close '\\(' at line 2\\) near '<eof>'
 PASS  ${r}/all_pass.lua: one ${ms}
 PASS  ${r}/all_pass.lua: keeps 50% of the values ${ms}
-2 passed, 1 failed, 0 skipped
+2 passed, 1 failed, 0 skipped in [0-9.]+ s
 $")
 iris_cli_test(runner_files_plain_skipped_and_broken EXIT 1
   ARGS test ${r}/plain_script.lua ${r}/sees_no_leak.lua ${r}/skip_file.lua ${r}/load_error.lua
@@ -92,18 +94,18 @@ FAIL  ${r}/load_error.lua ${ms}
     rank 0: ${r}/load_error.lua:4: attempt to index local 'config' \\(a nil value\\)
       stack traceback:
         ${r}/load_error.lua:4: in main chunk
-2 passed, 1 failed, 1 skipped
+2 passed, 1 failed, 1 skipped in [0-9.]+ s
 $")
 iris_cli_test(runner_finds_files_in_directories ARGS test ${r}/tree
   STDOUT "^PASS  ${r}/tree/a_first.lua: a ${ms}
 PASS  ${r}/tree/nested/m_middle.lua: m ${ms}
 PASS  ${r}/tree/z_last.lua: z ${ms}
-3 passed, 0 failed, 0 skipped
+3 passed, 0 failed, 0 skipped in [0-9.]+ s
 $")
 iris_cli_test(runner_ranks_declaring_different_cases RANKS 2 EXIT 1 ARGS test ${r}/cases_differ.lua
   STDOUT "^FAIL  ${r}/cases_differ.lua ${ms}
     rank 1: ranks declared different test cases: rank 0 has 2 \\(everywhere, only on rank 0\\); rank 1 has 1 \\(everywhere\\) \\(every rank must make the same iris.test calls in the same order\\)
-0 passed, 1 failed, 0 skipped
+0 passed, 1 failed, 0 skipped in [0-9.]+ s
 $")
 iris_cli_test(runner_case_inside_a_case EXIT 1 ARGS test ${r}/misuse.lua
   STDOUT "rank 0: ${r}/misuse.lua:3: iris.test\\('inner'\\) inside the test case '${r}/misuse.lua: declares a case inside a case': declare cases at the top level of the file")
@@ -119,14 +121,32 @@ iris_cli_test(runner_filter EXIT 1
 PASS  ${r}/all_pass.lua: keeps 50% of the values ${ms}
 PASS  ${r}/tree/a_first.lua: a ${ms}
 PASS  ${r}/tree/z_last.lua: z ${ms}
-3 passed, 1 failed, 0 skipped
+3 passed, 1 failed, 0 skipped in [0-9.]+ s
 $")
-iris_cli_test(runner_filter_selecting_nothing ARGS test --filter=nothing-matches ${r}/all_pass.lua
-  STDOUT "^no test case matches --filter nothing-matches\n0 passed, 0 failed, 0 skipped\n$")
+iris_cli_test(runner_filter_selecting_nothing EXIT 1 ARGS test --filter=nothing-matches ${r}/all_pass.lua
+  STDOUT "^no test case matches --filter nothing-matches \\(a run without cases fails\\)\n0 passed, 0 failed, 0 skipped in [0-9.]+ s\n$")
+# A file that skips while loading is reported, but is no match of a filter that selects nothing.
+iris_cli_test(runner_filter_selecting_nothing_but_a_skipped_file EXIT 1 ARGS test --filter nothing-matches ${r}/skip_file.lua
+  STDOUT "\nno test case matches --filter nothing-matches \\(a run without cases fails\\)\n0 passed, 0 failed, 1 skipped in [0-9.]+ s\n$")
+iris_cli_test(runner_no_files EXIT 1 ARGS test ${r}/no_tests
+  STDOUT "^no test case found \\(a run without cases fails\\)\n0 passed, 0 failed, 0 skipped in [0-9.]+ s\n$")
+
+# --list, --fail-fast, --repeat (issue 13)
+iris_cli_test(runner_list ARGS test --list --filter first ${r}/all_pass.lua ${r}/tree
+  STDOUT "^${r}/tree/a_first.lua: a\n1 case\n$")
+iris_cli_test(runner_list_runs_no_case ARGS test --list ${r}/mixed.lua
+  STDOUT "^${r}/mixed.lua: adds numbers\n${r}/mixed.lua: compares tables\n${r}/mixed.lua: finds a wrong element\n${r}/mixed.lua: needs a GPU\n4 cases\n$")
+iris_cli_test(runner_fail_fast EXIT 1 ARGS test --fail-fast ${r}/mixed.lua ${r}/all_pass.lua
+  STDOUT "FAIL  ${r}/mixed.lua: finds a wrong element ${ms}\n[^\n]*\n[^\n]*\n[^\n]*\nstopped at the first failure \\(--fail-fast\\)\n2 passed, 1 failed, 0 skipped in [0-9.]+ s\n$")
+iris_cli_test(runner_fail_fast_np2 RANKS 2 EXIT 1 ARGS test --fail-fast ${r}/rank1_fails.lua ${r}/all_pass.lua
+  STDOUT "FAIL  ${r}/rank1_fails.lua: fails on rank 1 ${ms}\n" "stopped at the first failure \\(--fail-fast\\)\n1 passed, 1 failed, 0 skipped in [0-9.]+ s\n$")
+iris_cli_test(runner_repeat ARGS test --repeat 3 --filter one ${r}/all_pass.lua
+  STDOUT "^PASS  ${r}/all_pass.lua: one \\(run 1 of 3\\) ${ms}\nPASS  ${r}/all_pass.lua: one \\(run 2 of 3\\) ${ms}\nPASS  ${r}/all_pass.lua: one \\(run 3 of 3\\) ${ms}\n3 passed, 0 failed, 0 skipped in [0-9.]+ s\n$")
+iris_cli_test(runner_repeat_bad EXIT 2 ARGS test --repeat 0 ${r}/all_pass.lua STDERR "--repeat takes a whole number of runs, 1 or more, got '0'")
 iris_cli_test(runner_junit EXIT 1 MAX_SECONDS 30
   COMMAND sh ${r}/junit.sh $<TARGET_FILE:iris-lua> ${CMAKE_CURRENT_BINARY_DIR}/runner_junit.xml ${r}/mixed.lua
           ${r}/load_error.lua
-  STDOUT "\n2 passed, 2 failed, 1 skipped\n--- [^\n]*runner_junit.xml ---
+  STDOUT "\n2 passed, 2 failed, 1 skipped in [0-9.]+ s\n--- [^\n]*runner_junit.xml ---
 <\\?xml version=\"1.0\" encoding=\"UTF-8\"\\?>
 <testsuites name=\"iris-lua test\" tests=\"5\" failures=\"1\" errors=\"1\" skipped=\"1\" time=\"[0-9.]+\">
   <testsuite name=\"${r}/mixed.lua\" tests=\"4\" failures=\"1\" errors=\"0\" skipped=\"1\" time=\"[0-9.]+\">

@@ -1,7 +1,7 @@
-# Sourced by the GPU scripts (run_on_gpu.sh, run_patterns.sh, run_benchmarks.sh), which take the build
-# folder as their first argument: where things are, and the environment every run on a GPU machine
-# needs. Sets $root (this checkout), $build (the build folder, default <root>/build), $logs ($OUT, the
-# device tool's folder, when set, else <build>/gpu-logs) and $iris (the binary).
+# Sourced by the GPU scripts (run_on_gpu.sh, run_patterns.sh, run_benchmarks.sh, run_one_gpu.sh), which
+# take the build folder as their first argument: where things are, and the environment every run on a
+# GPU machine needs. Sets $root (this checkout), $build (the build folder, default <root>/build), $logs
+# ($OUT, the device tool's folder, when set, else <build>/gpu-logs) and $iris (the binary).
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" 2>/dev/null && pwd) ||
   { echo "$(basename "$0"): no build directory ${1:-$root/build}"; exit 2; }

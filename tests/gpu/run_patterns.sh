@@ -1,15 +1,17 @@
 #!/bin/bash
-# The pattern scripts (scripts/0*.lua, docs/patterns.md) at 2 ranks on a GPU machine, with their GPU
+# The pattern scripts (scripts/0*.lua, docs/patterns.md) at 2 ranks (or [ranks]) on a GPU machine, with their GPU
 # defaults (1 GiB buffers, 256 MiB of atomic counters: far beyond the 50 MB L2), for docs/perf.md.
 # From a build carried there (tests/gpu/pack_build.sh). Each step is time-limited; everything goes to
 # $OUT/patterns.log (or <build>/gpu-logs) and the terminal; a summary comes last. About a minute on
 # two H200s; at most 8 x 50 s + 2 x 30 s even if every step ran into its limit.
-#   tests/gpu/run_patterns.sh <build-dir> [backend, default cuda]
+#   tests/gpu/run_patterns.sh <build-dir> [backend, default cuda] [ranks, default 2]
 set -u
 . "$(dirname "$0")/gpu_env.sh"
 backend=${2:-cuda}
 export IRIS_BACKEND=$backend
+ranks=${3:-2}
 log=$logs/patterns.log
+[ "$ranks" = 2 ] || log=$logs/patterns-np$ranks.log
 : >"$log"
 cd "$root"
 
@@ -35,14 +37,14 @@ step() {  # <title> <seconds> <command...>: runs it with a time limit, logs it, 
 }
 
 for script in 00_load 01_store 02_all_load 03_all_store 04_atomic_add 05_atomic_xchg 06_message_passing; do
-  step "$script" 50 mpirun -np 2 "$iris" "scripts/$script.lua"
+  step "$script" 50 mpirun --oversubscribe -np "$ranks" "$iris" "scripts/$script.lua"
 done
 # Element by element (ctx.load / ctx.store of 4-byte floats) against the block copies above.
-step "00_load --method element" 30 mpirun -np 2 "$iris" scripts/00_load.lua --method element
-step "01_store --method element" 30 mpirun -np 2 "$iris" scripts/01_store.lua --method element
+step "00_load --method element" 30 mpirun --oversubscribe -np "$ranks" "$iris" scripts/00_load.lua --method element
+step "01_store --method element" 30 mpirun --oversubscribe -np "$ranks" "$iris" scripts/01_store.lua --method element
 
 {
-  echo "================ patterns: summary ($backend, 2 ranks; log: $log) ================"
+  echo "================ patterns: summary ($backend, $ranks ranks; log: $log) ================"
   printf '%s\n' "${summary[@]}"
   [ "$status" = 0 ] && echo "RESULT: PASSED" || echo "RESULT: FAILED"
 } | tee -a "$log"

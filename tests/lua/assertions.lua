@@ -137,7 +137,7 @@ iris.test("allclose follows torch.allclose: |a - b| <= atol + rtol * |b|", funct
 end)
 
 iris.test("allclose refuses options it does not know", function()
-  expect_failure("iris.assert_allclose: unknown option 'rtl' (options: rtol, atol, equal_nan, msg)",
+  expect_failure("iris.assert_allclose: unknown option 'rtl' (did you mean 'rtol'? options: rtol, atol, equal_nan, msg)",
     iris.assert_allclose, 1, 1, { rtl = 1 })
   expect_failure("iris.assert_allclose: option atol must be 0 or more, got -1", iris.assert_allclose, 1, 1, { atol = -1 })
   expect_failure("iris.assert_allclose: option rtol must be a number, got a string", iris.assert_allclose, 1, 1, { rtol = "big" })

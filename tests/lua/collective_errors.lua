@@ -27,7 +27,7 @@ fits:free()
 
 if world > 1 then
   -- different sizes in the same step
-  check.fails("ranks asked different sizes in ctx:zeros(): rank 0 asked 4 KiB, rank 1 asked 8 KiB",
+  check.fails("ranks asked different tensors in ctx:zeros(): rank 0 asked float32 {1024} (4 KiB), rank 1 asked float32 {2048} (8 KiB)",
     function() ctx:zeros(rank == 1 and 2048 or 1024) end)
   -- different calls
   local ok, err = pcall(function()

@@ -27,18 +27,61 @@ expect_error("expects 6 arguments (float* buf, int n, iris::Context ctx, bool fl
   function() mod.k:launch(cfg, buf, 1) end)
 expect_error("cfg.block must be an integer or {x, y, z}, got nil",
   function() mod.k:launch({ grid = 1 }, buf, 1, ctx, true, 0, buf) end)
+-- A mistyped key is named, not taken for a missing one (issue 13).
+expect_error("k:launch: unknown cfg key 'blocks' (did you mean 'block'? cfg keys: grid, block, shared)",
+  function() mod.k:launch({ grid = 1, blocks = 1 }, buf, 1, ctx, true, 0, buf) end)
+expect_error("k:launch: unknown cfg key 'sharde' (did you mean 'shared'? cfg keys: grid, block, shared)",
+  function() mod.k:launch({ grid = 1, block = 1, sharde = 64 }, buf, 1, ctx, true, 0, buf) end)
+expect_error("iris.bench: unknown option 'iterations' (options: warmup, iters)",
+  function() iris.bench(function() end, { iterations = 3 }) end)
+expect_error("ctx:manual_seed: unknown option 'share' (did you mean 'shared'? options: shared)",
+  function() ctx:manual_seed(1, { share = true }) end)
 expect_error("k:launch: a block of 32 x 32 x 2 = 2048 threads; at most 1024",
   function() mod.k:launch({ grid = 1, block = { 32, 32, 2 } }, buf, 1, ctx, true, 0, buf) end)
 
--- A compile error: the compiler's log, its lines counted in the snippet, and the script line where
--- the snippet's first line is (found in this file, though LuaJIT reports the call's last line).
+-- 64-bit integers: 2^64 and 2^63 are the doubles just past uint64_t's and int64_t's ranges (issue 12).
+local wide = iris.compile [[
+__global__ void wide(uint64_t* out, uint64_t u, int64_t s) { out[0] = u; out[1] = static_cast<uint64_t>(s); }
+]].wide
+local out = ctx:zeros(2, "uint64")
+expect_error("argument 2 'u' (uint64_t) expects an integer in [0, 18446744073709551615], got number",
+  function() wide:launch(cfg, out, 2 ^ 64, 0) end)
+expect_error("argument 3 's' (int64_t) expects an integer in [-9223372036854775808, 9223372036854775807], got number",
+  function() wide:launch(cfg, out, 0, 2 ^ 63) end)
+wide:launch(cfg, out, 0xffffffffffffffffULL, -1)
+assert(out:to_table()[1] == 2 ^ 64 - 1 and out:get(2) == 2 ^ 64 - 1, "exact uint64_t cdata and int64_t -1")
+
+-- A compile error: the compiler's log, with the script line where the snippet's first line is (found
+-- in this file, though LuaJIT reports the call's last line), and the compiler's messages at this
+-- file's lines: the mistake on the snippet's 10th line is reported at the script line it is on.
 local first_line = debug.getinfo(1, "l").currentline + 2
 local ok, err = pcall(iris.compile, [[
 __global__ void broken(int* p) {
-  p[0] = undeclared_name;
+  int a = 1;
+  int b = 2;
+  int c = 3;
+  int d = 4;
+  int e = 5;
+  int f = 6;
+  int g = 7;
+  int h = 8;
+  p[0] = undeclared_name + a + b + c + d + e + f + g + h;
 }]])
 assert(not ok, "a broken snippet compiled")
 assert(err:find("kernels_arguments.lua:" .. first_line .. " for ", 1, true), err)
-assert(err:find("snippet[:(]2"), err) -- host compiler and hiprtc: snippet:2:5, NVRTC: snippet(2)
+-- host compiler and hiprtc: kernels_arguments.lua:N:5, NVRTC: kernels_arguments.lua(N)
+assert(err:find("kernels_arguments.lua[:(]" .. first_line + 9 .. "[:)]"), err)
+assert(not err:find("snippet[:(]"), err)
 assert(err:find("undeclared_name", 1, true), err)
 print(("rank %d: argument checks against real tensors correct"):format(ctx.rank))
+
+-- A parameter type spelled with an object-like macro, or with a define of the compile options,
+-- resolves as the macro's text would (issue 13).
+local macros = iris.compile([[
+#define PTR int*
+__global__ void seven(PTR out, REAL scale) { out[0] = static_cast<int>(7 * scale); }
+]], { defines = { REAL = "float" } })
+local out = ctx:zeros(1, "int32")
+macros.seven:launch({ grid = 1, block = 1 }, out, 1)
+ctx:synchronize()
+assert(out:to_table()[1] == 7, "kernel through #define PTR wrote " .. tostring(out:to_table()[1]))

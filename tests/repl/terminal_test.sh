@@ -3,7 +3,7 @@
 #
 #   terminal_test.sh <session> <ranks> <iris-lua> <mpirun words...>
 #
-# Sessions (below): basics, interrupt. One rank runs iris-lua on the terminal itself; more run it under
+# Sessions (below): basics, interrupt, completion. One rank runs iris-lua on the terminal itself; more run it under
 # mpirun, where rank 0 edits lines on mpirun's terminal. Every wait polls the screen (or a file) until
 # a deadline, so a slow, loaded machine only makes the test slower. Exit 0: passed; 1: failed.
 set -u
@@ -239,9 +239,37 @@ session_interrupt() {
   finish
 }
 
+# Tab completes globals, fields and methods (issue 13), and lists the candidates on a second Tab;
+# "=expr" prints the expression, as in luajit.
+session_completion() {
+  start
+  type_line "ctx = iris.init()"
+  wait_prompt
+  tmux_ send-keys -t "$term_session" -l -- "ctx:zer"
+  press Tab
+  wait_until "the method completed" screen_has '^> ctx:zeros$'
+  tmux_ send-keys -t "$term_session" -l -- "(3)"
+  press Enter
+  expect "tensor\\(\\[0\\., 0\\., 0\\.\\]\\)"
+  wait_prompt
+  tmux_ send-keys -t "$term_session" -l -- "iris.assert_"
+  press Tab
+  press Tab
+  wait_until "the candidates listed" screen_has '^iris\.assert_allclose +iris\.assert_equal$'
+  prompts=$(lines_matching '^> ')  # the line is shown again under the list
+  press C-c
+  wait_prompt
+  type_line "=6 * 7"
+  expect "42"
+  wait_prompt
+  type_line ":quit"
+  finish
+}
+
 case $session in
   basics) session_basics ;;
   interrupt) session_interrupt ;;
+  completion) session_completion ;;
   *) echo "unknown session '$session'"; exit 2 ;;
 esac
 echo "passed: $session at $ranks rank(s)"

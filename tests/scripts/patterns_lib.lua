@@ -65,7 +65,10 @@ iris.test("options take their defaults, both spellings of a value, and --no-vali
   local defaults = patterns.options({}, spec)
   local expected = patterns.expects_gpu() and spec.defaults.gpu or spec.defaults.cpu
   iris.assert_equal({ defaults.size, defaults.iters, defaults.grid, defaults.validate },
-    { expected.size, expected.iters, expected.grid, true })
+    { patterns.expects_gpu() and 2 ^ 30 or 4096, expected.iters, expected.grid, true }) -- sizes in bytes
+  iris.assert_equal({ defaults.csv, defaults.json }, { nil, nil })
+  local files = patterns.options({ "--csv", "out.csv", "--json=out.json" }, spec)
+  iris.assert_equal({ files.csv, files.json }, { "out.csv", "out.json" })
   local opts = patterns.options({ "--size=1000", "--dtype", "int8", "--iters", "4", "--method=element", "--no-validate" },
     spec)
   iris.assert_equal({ opts.bytes, opts.elements, opts.element_size, opts.ctype, opts.iters, opts.method, opts.validate },

@@ -181,7 +181,7 @@ TEST_CASE("a wait that never completes becomes a fault naming rank, address, exp
   CHECK_THAT(message, Catch::StartsWith("device fault in kernel stuck (test.lua:1) on rank "));
   // The device code's rank (1 here: this process plays rank 1) wrote the report.
   CHECK_THAT(message, Catch::Contains(iris::format("wait_until on rank 1 gave up after 0.2 s: address %p held 2, "
-                                                   "expected 3 (comparison 5) in block (0,0,0) thread (0,0,0)",
+                                                   "waited for a value >= 3 (iris::Cmp::ge) in block (0,0,0) thread (0,0,0)",
                                                    static_cast<void*>(flag))));
   CHECK(device.mailbox.failed == 1);
   CHECK(device.mailbox.rank == 1);

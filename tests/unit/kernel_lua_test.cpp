@@ -139,6 +139,36 @@ assert(err:find("^test.lua:%d+:"), err)
 )LUA");
 }
 
+TEST_CASE_METHOD(LuaKernelFixture, "64-bit integer arguments are range-checked exactly; int64_t and uint64_t cdata pass exact values",
+                 "[unit][lua][kernel]") {
+  run(R"LUA(
+local mod = iris.compile([[
+  __global__ void wide(unsigned long long* out, uint64_t u, int64_t s, uint32_t w) {
+    out[0] = u; out[1] = static_cast<unsigned long long>(s); out[2] = w;
+  }
+]])
+local k, cfg, out = mod.wide, {grid = 1, block = 1}, tensor("uint64", 3)
+-- 2^64 and 2^63 are doubles just above the ranges: a double cannot say 2^64 - 1 or 2^63 - 1.
+expect_error("argument 2 'u' (uint64_t) expects an integer in [0, 18446744073709551615], got number 1.844674407371e+19",
+  function() k:launch(cfg, out, 2^64, 0, 0) end)
+expect_error("argument 3 's' (int64_t) expects an integer in [-9223372036854775808, 9223372036854775807], got number 9.2233720368548e+18",
+  function() k:launch(cfg, out, 0, 2^63, 0) end)
+expect_error("argument 4 'w' (uint32_t) expects an integer in [0, 4294967295], got number 4294967296",
+  function() k:launch(cfg, out, 0, 0, 2^32) end)
+expect_error("argument 3 's' (int64_t) expects an integer in [-9223372036854775808, 9223372036854775807], got cdata 9223372036854775808ULL",
+  function() k:launch(cfg, out, 0, 2ULL^63, 0) end)
+expect_error("argument 2 'u' (uint64_t) expects an integer in [0, 18446744073709551615], got cdata -1LL",
+  function() k:launch(cfg, out, -1LL, 0, 0) end)
+expect_error("argument 4 'w' (uint32_t) expects an integer in [0, 4294967295], got cdata 4294967296LL",
+  function() k:launch(cfg, out, 0, 0, 4294967296LL) end)
+-- The extremes themselves pass, exactly, as cdata; -2^63 is a double too.
+k:launch(cfg, out, 0xffffffffffffffffULL, 0x7fffffffffffffffLL, 4294967295LL)
+assert(out.storage[0] == 0xffffffffffffffffULL and out.storage[1] == 0x7fffffffffffffffULL and out.storage[2] == 4294967295ULL)
+k:launch(cfg, out, 2^53, -2^63, 0)
+assert(out.storage[0] == 2^53 and out.storage[1] == 0x8000000000000000ULL)
+)LUA");
+}
+
 TEST_CASE_METHOD(LuaKernelFixture, "launch configuration errors say what is wrong with grid, block and shared",
                  "[unit][lua][kernel]") {
   run(R"LUA(
@@ -212,7 +242,7 @@ mod.flag:launch({grid = 1, block = 1}, flag)
 assert(flag.storage[0] == 1)
 expect_error("has no kernel named 'nothing'; its kernels: fill<T>, flag", function() return mod.nothing end)
 expect_error("kernel fill (test.lua:2) is a template: name an instance, e.g. fill<float>", function() return mod.fill end)
-expect_error("compile options: unknown option 'define' (known: defines, options, name)",
+expect_error("compile options: unknown option 'define' (did you mean 'defines'? options: defines, options, name)",
   iris.compile, "__global__ void k() {}", {define = {}})
 expect_error("compile options: defines.X must be a number, string or boolean, got a table",
   iris.compile, "__global__ void k() {}", {defines = {X = {}}})

@@ -103,6 +103,25 @@ TEST_CASE("template arguments substitute into parameter types, defaults and alia
   CHECK(classify_param("T*", {{"T", "real"}}, aliases).dtype == "float64");
 }
 
+TEST_CASE("object-like macros name parameter types as aliases do", "[unit][signature]") {
+  const std::map<std::string, std::string> none;
+  const auto aliases = parse_source(
+                           "#define PTR int*\n"
+                           "#  define REAL \\\n"
+                           "     double\n"
+                           "#define GONE float\n"
+                           "#undef GONE\n"
+                           "#define SQUARE(x) ((x) * (x))\n"
+                           "__global__ void k(PTR p, REAL r) {}\n")
+                           .aliases;
+  ParamType p = classify_param("PTR", none, aliases);
+  CHECK(p.kind == ParamKind::pointer);
+  CHECK(p.dtype == "int32");
+  CHECK(classify_param("REAL", none, aliases).ctype == "double");  // continued on the next line
+  CHECK(aliases.count("GONE") == 0);
+  CHECK(aliases.count("SQUARE") == 0);  // function-like: not a type
+}
+
 TEST_CASE("parameter types map to the dtypes and argument slots Lua uses", "[unit][signature]") {
   const std::map<std::string, std::string> none;
   struct Case {

@@ -3,7 +3,7 @@
 // A wait that gives up writes what it waited for into the job's mailbox (host memory the device can
 // write: it stays readable after the fault) and traps. The backend watches the mailbox and reports, at
 // the next synchronization, "wait_until on rank 1 gave up after 10.0 s: address 0x7f3a00001000 held 0,
-// expected 1 (comparison 0)" (runtime/fault_report.hpp, the same text on every backend).
+// waited for a value >= 1 (iris::Cmp::ge)" (runtime/fault_report.hpp, the same text on every backend).
 #ifndef IRIS_IMPL_WAIT_HPP
 #define IRIS_IMPL_WAIT_HPP
 

@@ -379,6 +379,7 @@ function M.assert_equal(actual, expected, msg)
 end
 
 local ALLCLOSE_OPTIONS = { rtol = "number", atol = "number", equal_nan = "boolean", msg = "any" }
+M.ALLCLOSE_OPTION_NAMES = { "rtol", "atol", "equal_nan", "msg" }
 
 local function allclose_options(opts)
   if opts == nil then return {} end
@@ -387,12 +388,9 @@ local function allclose_options(opts)
     errors.raise("invalid_argument", "iris.assert_allclose(a, b, opts): opts must be a table "
       .. "{rtol=, atol=, equal_nan=, msg=} or a message, got a %s", type(opts))
   end
+  errors.check_keys(opts, M.ALLCLOSE_OPTION_NAMES, "iris.assert_allclose")
   for k, v in pairs(opts) do
     local wanted = ALLCLOSE_OPTIONS[k]
-    if wanted == nil then
-      errors.raise("invalid_argument", "iris.assert_allclose: unknown option '%s' (options: rtol, atol, equal_nan, msg)",
-        tostring(k))
-    end
     if wanted ~= "any" and type(v) ~= wanted then
       errors.raise("invalid_argument", "iris.assert_allclose: option %s must be a %s, got a %s", k, wanted, type(v))
     end

@@ -103,8 +103,8 @@ end
 local function broadcast_tensor(self, t, root)
   tensor.check_live(t, "ctx:broadcast", true)
   local op = ("ctx:broadcast(tensor, root=%d)"):format(root)
-  errors.check(C.iris_synchronize()) -- the root's elements are final before anyone reads them
-  errors.check(C.iris_announce(op, t:offset(), args_of_all))
+  errors.check_waiting(C.iris_synchronize) -- the root's elements are final before anyone reads them
+  errors.check_waiting(C.iris_announce, op, t:offset(), args_of_all)
   for r = 0, self.world_size - 1 do
     if args_of_all[r] ~= args_of_all[root] then
       errors.raise("invalid_argument", "ctx:broadcast: ranks passed different tensors: rank %d's is at heap offset %d, "
@@ -113,7 +113,7 @@ local function broadcast_tensor(self, t, root)
   end
   if self.rank ~= root then t:copy(tensor.peer_view(t, root)) end
   -- the root may change its elements again only once every rank has copied them
-  errors.check(C.iris_barrier(op))
+  errors.check_waiting(C.iris_barrier, op)
   return t
 end
 

@@ -35,8 +35,8 @@ local UNIT_BYTES = 16
 local TILE_ELEMENTS_PER_THREAD = { gpu = 8, cpu = 64 }
 local DEFAULT_TILE = { 32, 64 } -- Iris's
 
-local OPTIONS = { op = true, variant = true, dim = true, group = true, async = true, block_m = true, block_n = true,
-  blocks = true }
+-- The options every collective takes (read_options; docs/lua-api.md lists them).
+M.OPTIONS = { "op", "variant", "dim", "group", "async", "block_m", "block_n", "blocks" }
 
 -- ---- the variant table (auto) --------------------------------------------------------------------------
 -- Per device class, per collective: the first row whose bounds the call is within (bytes of one rank's
@@ -157,12 +157,7 @@ local function read_options(what, collective, opts, dt, reducing)
   if type(opts) ~= "table" or tensor.is_tensor(opts) then
     errors.raise("invalid_argument", "%s: options must be a table such as {op = \"sum\"}, got %s", what, describe(opts))
   end
-  for key in pairs(opts) do
-    if not OPTIONS[key] then
-      errors.raise("invalid_argument", "%s: unknown option '%s' (options: op, variant, dim, group, async, block_m, "
-        .. "block_n, blocks)", what, tostring(key))
-    end
-  end
+  errors.check_keys(opts, M.OPTIONS, what)
   local o = {}
   o.op = opts.op or "sum"
   if reducing then
@@ -303,17 +298,22 @@ function M.new(ctx)
   local auto = AUTO[device_class]
   local world_group
 
-  -- The members of this call (the world's are made once).
+  -- The members of this call (the world's are made once). A call with other members is refused at once
+  -- where this rank runs code alone (the REPL's :on R): its kernel would wait for ranks that never come.
   local function members(what, o)
     if ctx.world_size > MAX_RANKS then
       errors.raise("invalid_argument", "%s: ctx.ccl works with up to %d ranks (its flags live in each heap's %s runtime "
         .. "scratch region); this job has %d", what, MAX_RANKS, human(24 * 1024), ctx.world_size)
     end
+    local g
     if o.group == nil then
       world_group = world_group or read_group(what, ctx, nil)
-      return world_group
+      g = world_group
+    else
+      g = read_group(what, ctx, o.group)
     end
-    return read_group(what, ctx, o.group)
+    if g.size > 1 then errors.check(C.iris_comm_require_every_rank(what)) end
+    return g
   end
 
   -- How one call runs on a rows x cols view: variant, tiles (a single row is tiled in runs of

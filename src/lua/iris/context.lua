@@ -1,8 +1,8 @@
 -- iris.init and the context (docs/memory.md).
 --
--- The context is one table per process: fields rank, world_size, device, backend, and the methods
--- attached at the end of this file, in one block: those defined here and those other modules define
--- (iris.creation: ctx:zeros() and friends; iris.broadcast: ctx:broadcast(); iris.kernel:
+-- The context is one table per process: read-only fields rank, world_size, device, backend, and the
+-- methods attached at the end of this file, in one block: those defined here and those other modules
+-- define (iris.creation: ctx:zeros() and friends; iris.broadcast: ctx:broadcast(); iris.kernel:
 -- ctx:device_barrier()), and the fields ccl (iris.ccl's collectives) and ops (iris.ops's fused matrix
 -- multiplications). Every method is checked there for its receiver, so none checks it itself.
 local ffi = require "ffi"
@@ -16,11 +16,30 @@ local C = ffi.C
 local M = {}
 
 local Context = {}
-Context.__index = Context
+M.Context = Context
+
+-- The running context's fields (rank, world_size, device, ...; there is one context per process). The
+-- context reads them through its metatable, so assigning one is an error instead of a silent change
+-- of what kernels and collectives are told: `ctx.rank = 1 - ctx.rank` would otherwise pass the wrong
+-- rank to every later launch. Methods are found one level further, in Context.
+local fields = setmetatable({}, { __index = Context })
+Context.__index = fields
+
+function Context.__newindex(self, key, value)
+  local current = fields[key]
+  if current ~= nil then
+    if type(current) == "function" then
+      errors.raise("invalid_argument", "ctx.%s is a method of the context and cannot be replaced", tostring(key))
+    end
+    errors.raise("invalid_argument", "ctx.%s is read-only: it describes the running job (keep a changed value in a "
+      .. "variable of your own: local %s = ctx.%s)", tostring(key), tostring(key), tostring(key))
+  end
+  rawset(self, key, value)
+end
 
 local the_context
 
-local INIT_OPTIONS = { heap_size = true, backend = true }
+M.INIT_OPTIONS = { "backend", "heap_size" }
 
 -- "256 MiB": sizes as the C++ side words them in its messages.
 local function human(bytes) return ffi.string(C.iris_human_bytes(bytes)) end
@@ -45,16 +64,15 @@ end
 
 local function new_context()
   tensor.attach()
-  local ctx = setmetatable({
-    rank = C.iris_rank(),
-    world_size = C.iris_world_size(),
-    device = C.iris_device_ordinal(),
-    backend = ffi.string(C.iris_backend_name()),
-    device_name = ffi.string(C.iris_device_name()),
-    heap_size = tonumber(C.iris_heap_size()),
-  }, Context)
-  ctx.ccl = require("iris.ccl").new(ctx)
-  ctx.ops = require("iris.ops").new(ctx)
+  fields.rank = C.iris_rank()
+  fields.world_size = C.iris_world_size()
+  fields.device = C.iris_device_ordinal()
+  fields.backend = ffi.string(C.iris_backend_name())
+  fields.device_name = ffi.string(C.iris_device_name())
+  fields.heap_size = tonumber(C.iris_heap_size())
+  local ctx = setmetatable({}, Context)
+  fields.ccl = require("iris.ccl").new(ctx)
+  fields.ops = require("iris.ops").new(ctx)
   return ctx
 end
 
@@ -74,6 +92,20 @@ local function check_second_init(ctx, backend, heap_bytes)
   end
 end
 
+-- The context, once iris.init made it (else nil): for help() and the reference's checks.
+function M.current() return the_context end
+
+-- iris.manual_seed(seed [, {shared = true}]): ctx:manual_seed on the context, also before iris.init
+-- (the seed is checked now and set when the context is made).
+local pending_seed -- { _seed, _seed_shared, _draws } set before iris.init
+
+function M.manual_seed(seed, options)
+  if the_context then return creation.manual_seed(the_context, seed, options, "iris.manual_seed") end
+  local pending = {}
+  creation.manual_seed(pending, seed, options, "iris.manual_seed")
+  pending_seed = pending
+end
+
 -- iris.init([options])
 function M.init(options)
   if options == nil then options = {} end
@@ -81,11 +113,7 @@ function M.init(options)
     errors.raise("invalid_argument", "iris.init takes a table of options such as {heap_size = \"1GiB\"}, got a %s",
       type(options))
   end
-  for key in pairs(options) do
-    if not INIT_OPTIONS[key] then
-      errors.raise("invalid_argument", "iris.init: unknown option '%s' (options: backend, heap_size)", tostring(key))
-    end
-  end
+  errors.check_keys(options, M.INIT_OPTIONS, "iris.init")
   local backend = options.backend
   if backend ~= nil and type(backend) ~= "string" then
     errors.raise("invalid_argument", "iris.init: backend is a name (%s), got a %s", ffi.string(C.iris_backend_names()),
@@ -94,8 +122,13 @@ function M.init(options)
   local heap_bytes = options.heap_size ~= nil and heap_bytes_of(options.heap_size) or 0
   if the_context == nil and C.iris_initialized() == 0 then
     if trace.state.on then trace.note_origin() end
-    errors.check(C.iris_init(backend or "", heap_bytes))
+    errors.check_waiting(C.iris_init, backend or "", heap_bytes)
     the_context = new_context()
+    if pending_seed then
+      the_context._seed, the_context._seed_shared, the_context._draws =
+        pending_seed._seed, pending_seed._seed_shared, pending_seed._draws
+      pending_seed = nil
+    end
     return the_context
   end
   the_context = the_context or new_context()
@@ -119,12 +152,12 @@ local function get_num_ranks(self) return self.world_size end
 -- Finishes this rank's device work, then waits for every rank.
 local function barrier(self)
   if trace.state.on then trace.note_origin() end
-  errors.check(C.iris_barrier("ctx:barrier()"))
+  errors.check_waiting(C.iris_barrier, "ctx:barrier()")
 end
 
 local function synchronize(self)
   if trace.state.on then trace.note_origin() end
-  errors.check(C.iris_synchronize())
+  errors.check_waiting(C.iris_synchronize)
 end
 
 -- uint64 tensor of world_size entries over the heap bases table at heap offset 0: where this rank sees

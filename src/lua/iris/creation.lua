@@ -19,7 +19,7 @@ end
 
 -- After a rank wrote a new tensor's contents: every rank waits until every rank has.
 local function publish(t, op)
-  if C.iris_world_size() > 1 then errors.check(C.iris_barrier(op)) end
+  if C.iris_world_size() > 1 then errors.check_waiting(C.iris_barrier, op) end
   return t
 end
 
@@ -122,14 +122,43 @@ end
 ---------------------------------------------------------------------------------------------------
 -- From Lua values
 
--- The shape of a nested table (rectangular), and the first leaf value.
+-- The number of elements of `value`, a table of values at `path` ("" at the top, "[2]" below): its keys
+-- must be exactly 1..n. `#` alone is any border of a table with holes ({1, nil, 3} may be 1 or 3).
+local function sequence_length(value, what, path)
+  local count, last = 0, 0
+  for key in pairs(value) do
+    if type(key) ~= "number" or key < 1 or key % 1 ~= 0 then
+      errors.raise("invalid_argument", "%s: the table%s has the key %s; a tensor's values are a list {v1, v2, ...}",
+        what, path == "" and "" or (" at " .. path), type(key) == "string" and ("'" .. key .. "'") or tostring(key))
+    end
+    count = count + 1
+    if key > last then last = key end
+  end
+  if count ~= last then
+    local hole = 1
+    while value[hole] ~= nil do hole = hole + 1 end
+    errors.raise("invalid_argument", "%s: element %s[%d] is nil: a list of values has no holes (%d of %d positions set)",
+      what, path, hole, count, last)
+  end
+  return count
+end
+
+-- The shape of a nested table (rectangular), and the first leaf value. A table that contains itself
+-- is an error, not an endless descent.
 local function nested_shape(value, what)
-  local dims = {}
+  local dims, seen, path = {}, {}, ""
   local v = value
   while type(v) == "table" and not tensor.is_tensor(v) do
-    dims[#dims + 1] = #v
-    if #v == 0 then break end
+    if seen[v] then
+      errors.raise("invalid_argument", "%s: the table contains itself: element %s is the table at %s", what, path,
+        seen[v] == "" and "the top" or seen[v])
+    end
+    seen[v] = path
+    local n = sequence_length(v, what, path)
+    dims[#dims + 1] = n
+    if n == 0 then break end
     v = v[1]
+    path = path .. "[1]"
   end
   return dims, v
 end
@@ -142,10 +171,10 @@ local function flatten(value, dims, d, out, what, path)
     out[#out + 1] = value
     return
   end
-  if type(value) ~= "table" or #value ~= dims[d] then
+  local n = type(value) == "table" and sequence_length(value, what, path)
+  if n ~= dims[d] then
     errors.raise("invalid_argument", "%s: element %s has %s, expected a table of %d (ragged nesting)", what,
-      path == "" and "at the top" or path, type(value) == "table" and (#value .. " entries") or ("a " .. type(value)),
-      dims[d])
+      path == "" and "at the top" or path, n and (n .. " entries") or ("a " .. type(value)), dims[d])
   end
   for i = 1, dims[d] do flatten(value[i], dims, d + 1, out, what, path .. "[" .. i .. "]") end
 end
@@ -184,6 +213,9 @@ local function check_seed(seed, what)
   return seed
 end
 
+M.SEED_OPTIONS = { "seed", "shared" }
+M.MANUAL_SEED_OPTIONS = { "shared" }
+
 -- seed argument -> seed, stream, counter
 local function stream_of(self, seed, what)
   local per_rank_stream = self.rank + 1
@@ -192,18 +224,23 @@ local function stream_of(self, seed, what)
     return self._seed or 0, self._seed_shared and 0 or per_rank_stream, self._draws
   end
   if type(seed) == "table" then
-    for key in pairs(seed) do
-      if key ~= "seed" and key ~= "shared" then
-        errors.raise("invalid_argument", "%s: unknown seed option '%s' (options: seed, shared)", what, tostring(key))
-      end
-    end
+    errors.check_keys(seed, M.SEED_OPTIONS, what, "seed option")
     return check_seed(seed.seed, what), seed.shared and 0 or per_rank_stream, 0
   end
   return check_seed(seed, what), per_rank_stream, 0
 end
 
-function M.manual_seed(self, seed, options)
-  self._seed = check_seed(seed, "ctx:manual_seed")
+-- `what`: the name the user called it by (iris.manual_seed calls it too).
+function M.manual_seed(self, seed, options, what)
+  what = what or "ctx:manual_seed"
+  if options ~= nil then
+    if type(options) ~= "table" then
+      errors.raise("invalid_argument", "%s(seed [, {shared = true}]): options must be a table, got a %s", what,
+        type(options))
+    end
+    errors.check_keys(options, M.MANUAL_SEED_OPTIONS, what)
+  end
+  self._seed = check_seed(seed, what)
   self._seed_shared = options ~= nil and options.shared and true or false
   self._draws = 0
 end

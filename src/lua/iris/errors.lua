@@ -65,11 +65,158 @@ function M.raise(kind, fmt, ...)
   error(M.message(kind, fmt, ...), 0)
 end
 
+-- Raises without the user's position: for a mistake that is in no line of the script (a command line).
+function M.raise_plain(kind, fmt, ...)
+  local message = select("#", ...) > 0 and fmt:format(...) or fmt
+  remember(message, kind)
+  error(message, 0)
+end
+
 -- Raises the C API's last error at the user's line when `status` is not 0; returns nothing.
 function M.check(status)
   if status ~= 0 then
     M.raise(ffi.string(C.iris_last_error_kind()), "%s", ffi.string(C.iris_last_error()))
   end
+end
+
+-- Calls `f`, a C function that may wait for other ranks or the device, with the arguments, and raises
+-- its error like check(). It goes through the host's call_waiting, so that while it waits a hang report
+-- can show this rank's Lua traceback (code the JIT compiled cannot be looked at); without a host (a
+-- plain LuaJIT), it is a plain call.
+local host = package.loaded["iris.host"]
+local call_waiting = host and host.call_waiting or function(f, ...) return f(...) end
+
+function M.check_waiting(f, ...) M.check(call_waiting(f, ...)) end
+
+-- Tables of options -----------------------------------------------------------------------------
+
+-- Edits (insert, delete, replace a character) from a to b: how close a mistyped name is.
+local function distance(a, b)
+  local previous = {}
+  for j = 0, #b do previous[j] = j end
+  for i = 1, #a do
+    local current = { [0] = i }
+    for j = 1, #b do
+      local cost = a:byte(i) == b:byte(j) and 0 or 1
+      current[j] = math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost)
+    end
+    previous = current
+  end
+  return previous[#b]
+end
+
+-- The known name nearest a mistyped one, when it is near enough to be what was meant (else nil).
+function M.nearest(name, names)
+  if type(name) ~= "string" then return nil end
+  local best, best_distance = nil, math.huge
+  for _, known in ipairs(names) do
+    local d = distance(name, known)
+    if d < best_distance then best, best_distance = known, d end
+  end
+  if best_distance <= math.min(2, #name - 1) then return best end
+end
+
+local key_sets = setmetatable({}, { __mode = "k" }) -- names list -> set of its names
+
+-- Raises when `tbl` has a key that is not one of `names` (a list, in the order the message gives
+-- them): "k:launch: unknown cfg key 'blocks' (did you mean 'block'? cfg keys: grid, block, shared)".
+-- `what` names the call, `noun` what a key is ("option" by default). Cheap enough for every launch.
+function M.check_keys(tbl, names, what, noun)
+  local set = key_sets[names]
+  if not set then
+    set = {}
+    for _, name in ipairs(names) do set[name] = true end
+    key_sets[names] = set
+  end
+  for key in pairs(tbl) do
+    if not set[key] then
+      noun = noun or "option"
+      local near = M.nearest(key, names)
+      M.raise("invalid_argument", "%s: unknown %s '%s' (%s%ss: %s)", what, noun, tostring(key),
+        near and ("did you mean '%s'? "):format(near) or "", noun, table.concat(names, ", "))
+    end
+  end
+end
+
+-- Tracebacks -----------------------------------------------------------------------------------
+
+-- One frame as luaL_traceback words it: "script.lua:12: in function 'f'".
+local function frame_line(info)
+  local where = info.short_src .. ":" .. (info.currentline > 0 and (info.currentline .. ":") or "")
+  if info.namewhat ~= "" then return ("%s in function '%s'"):format(where, info.name) end
+  if info.what == "main" then return where .. " in main chunk" end
+  if info.what == "C" then return where .. " ?" end
+  return ("%s in function <%s:%d>"):format(where, info.short_src, info.linedefined)
+end
+
+-- The stack from `level` (as debug.getinfo counts) down, innermost first, up to the frame running
+-- `outermost` when given: { line, iris, c }.
+local function stack_from(level, outermost)
+  local frames = {}
+  while true do
+    local info = debug.getinfo(level, "Slnf")
+    if not info then return frames end
+    frames[#frames + 1] = { line = frame_line(info), iris = info.what ~= "C" and is_iris_frame(info),
+      c = info.what == "C" }
+    if info.func == outermost then return frames end
+    level = level + 1
+  end
+end
+
+-- The frames a user reads: iris's own frames go, and so do C functions next to them (error and pcall
+-- inside iris, the host's entry). A C function the user's code called (error, their pcall, a gsub
+-- callback) stays. An error iris did not raise on purpose that comes from inside iris keeps every
+-- frame: that is a bug in iris, and its frames are where to look.
+local function user_frames(frames, deliberate)
+  local innermost_lua
+  for _, f in ipairs(frames) do
+    if not f.c then
+      innermost_lua = f
+      break
+    end
+  end
+  if not deliberate and innermost_lua and innermost_lua.iris then return frames end
+  local kept = {}
+  for i, f in ipairs(frames) do
+    local keep = not f.iris
+    if keep and f.c then
+      local above, below
+      for k = i - 1, 1, -1 do
+        if not frames[k].c then above = frames[k] break end
+      end
+      for k = i + 1, #frames do
+        if not frames[k].c then below = frames[k] break end
+      end
+      keep = below ~= nil and not below.iris and not (above and above.iris)
+    end
+    if keep then kept[#kept + 1] = f end
+  end
+  return kept
+end
+
+-- The traceback printed under an error `message`: "stack traceback:\n\t..." with the frames from
+-- `level` (debug.getinfo's count from the caller of this function: 1 is the caller), iris's frames left
+-- out; "" for a usage error (a bad command line is not a bug in the script) or when no frame remains.
+-- The host prints it for scripts, the REPL for chunks, the test runner for cases.
+-- `deliberate`: the error is one iris meant to raise although it did not raise it through this module
+-- (a timeout, Ctrl-C). `outermost`: the function whose frame is the last one shown (a test case).
+function M.traceback(message, level, deliberate, outermost)
+  local kind = kind_of_message[message]
+  if kind == "usage" then return "" end
+  deliberate = deliberate or kind ~= nil
+    or (type(message) == "string" and message:find("interrupted!", 1, true) ~= nil)
+  local frames = user_frames(stack_from((level or 1) + 2, outermost), deliberate)
+  if #frames == 0 then return "" end
+  local lines = { "stack traceback:" }
+  -- As luaL_traceback: the innermost 12 and the outermost 10 of a deep stack.
+  for i, f in ipairs(frames) do
+    if i <= 12 or i > #frames - 10 then
+      lines[#lines + 1] = "\t" .. f.line
+    elseif i == 13 then
+      lines[#lines + 1] = "\t..."
+    end
+  end
+  return table.concat(lines, "\n")
 end
 
 -- The kind of an error message raised through this module, or nil.

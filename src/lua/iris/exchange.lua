@@ -19,7 +19,7 @@ local received = ffi.new("const char*[1]")
 function M.exchange(lane, route, root, op, bytes)
   local n = C.iris_world_size()
   local lengths = ffi.new("uint64_t[?]", n)
-  errors.check(C.iris_exchange_bytes(lane, route, root, op, bytes, #bytes, received, lengths))
+  errors.check_waiting(C.iris_exchange_bytes, lane, route, root, op, bytes, #bytes, received, lengths)
   local out, offset = {}, 0
   for r = 0, n - 1 do
     local length = tonumber(lengths[r])

@@ -12,6 +12,9 @@ local array_mt = { __json_array = true }
 
 function M.is_array(t) return getmetatable(t) == array_mt end
 
+-- Marks `t` as an array, so that it is encoded as one even when empty.
+function M.array(t) return setmetatable(t, array_mt) end
+
 ---------------------------------------------------------------------------------------------------
 -- Decoding
 

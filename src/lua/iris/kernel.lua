@@ -5,6 +5,7 @@
 -- generated for its signature (loadstring): fixed argument slots allocated once, one check per
 -- parameter, one FFI call. A launch from a JIT-compiled loop costs the FFI call and the driver's launch.
 local ffi = require "ffi"
+local bit = require "bit"
 require "iris.cdef"
 local errors = require "iris.errors"
 local trace = require "iris.trace"
@@ -32,9 +33,12 @@ local function a_tensor_of(dtype)
   return (dtype:sub(1, 1) == "i" and "an %s tensor" or "a %s tensor"):format(dtype)
 end
 
+local int64_t, uint64_t = ffi.typeof("int64_t"), ffi.typeof("uint64_t")
+
 local function describe(v)
   if is_tensor(v) then return a_tensor_of(v.dtype) end
   local kind = type(v)
+  if kind == "cdata" and (ffi.istype(int64_t, v) or ffi.istype(uint64_t, v)) then return "cdata " .. tostring(v) end
   if kind == "number" then return ("number %s"):format(tostring(v)) end
   if kind == "string" then return ("string %q"):format(#v > 40 and v:sub(1, 40) .. "..." or v) end
   if kind == "boolean" then return ("boolean %s"):format(tostring(v)) end
@@ -42,12 +46,36 @@ local function describe(v)
   return "a " .. kind
 end
 
+-- An integer parameter's exact range. Lua numbers are doubles and the largest int64_t and uint64_t
+-- (2^63 - 1, 2^64 - 1) are not, so numbers are checked against the first value above the range, which
+-- every type's is (2^63, 2^64, 2^31, ...); exact values beyond 2^53 come as int64_t or uint64_t cdata
+-- (2^62 + 1 is 2LL^62 + 1, the largest uint64_t 0xffffffffffffffffULL), checked as 64-bit integers.
+local function integer_range(param)
+  local bits = 8 * ffi.sizeof(param.ctype)
+  local signed = param.min < 0
+  local max = bits == 64 and not signed and 0xffffffffffffffffULL or bit.lshift(1ULL, signed and bits - 1 or bits) - 1
+  return {
+    signed = signed, min = param.min, above = signed and 2 ^ (bits - 1) or 2 ^ bits,
+    min_exact = signed and -ffi.cast(int64_t, max) - 1 or 0LL, max_exact = max,
+  }
+end
+
+local function exact_text(v) return (tostring(v):gsub("U?LL$", "")) end
+
+-- Whether `v` is an int64_t or uint64_t cdata within `range`.
+local function fits_integer_cdata(v, range)
+  if ffi.istype(uint64_t, v) then return v <= range.max_exact end
+  if not ffi.istype(int64_t, v) then return false end
+  if v < 0 then return range.signed and v >= range.min_exact end
+  return ffi.cast(uint64_t, v) <= range.max_exact
+end
+
 local function expected(param)
   local k = param.kind
   if k == PARAM_POINTER then
     return param.dtype == "" and "a tensor" or a_tensor_of(param.dtype)
   elseif k == PARAM_INTEGER then
-    return ("an integer in [%.0f, %.0f]"):format(param.min, param.max)
+    return ("an integer in [%s, %s]"):format(exact_text(param.range.min_exact), exact_text(param.range.max_exact))
   elseif k == PARAM_BOOL then
     return "a boolean"
   elseif k == PARAM_CONTEXT then
@@ -88,6 +116,26 @@ local function read_dim(kernel, cfg, field, limits, dims, base)
   end
 end
 
+M.LAUNCH_KEYS = { "grid", "block", "shared" }
+local LAUNCH_KEY = { grid = true, block = true, shared = true }
+
+-- Raises for a key of cfg that is not grid, block or shared ({grid = 1, blocks = 1}), at every launch.
+-- Unrolled for the three keys: a loop here would be an inner loop of the script's launch loop, which
+-- LuaJIT then leaves uncompiled.
+local function check_config_keys(kernel, cfg)
+  local key = next(cfg)
+  if key == nil then return end
+  if LAUNCH_KEY[key] then
+    key = next(cfg, key)
+    if key == nil then return end
+    if LAUNCH_KEY[key] then
+      key = next(cfg, key)
+      if key == nil or (LAUNCH_KEY[key] and next(cfg, key) == nil) then return end
+    end
+  end
+  errors.check_keys(cfg, M.LAUNCH_KEYS, kernel.name .. ":launch", "cfg key")
+end
+
 -- Reads cfg.grid and cfg.block into dims[0..5]; returns cfg.shared (dynamic shared bytes). Allocates
 -- nothing: it runs at every launch.
 local function read_config(kernel, cfg, dims)
@@ -95,6 +143,7 @@ local function read_config(kernel, cfg, dims)
     errors.raise("invalid_argument", "%s:launch(cfg, ...): cfg must be a table {grid = ..., block = ... [, shared = bytes]}, got %s",
       kernel.name, describe(cfg))
   end
+  check_config_keys(kernel, cfg)
   local limits = kernel.limits
   read_dim(kernel, cfg, "grid", limits.grid, dims, 0)
   read_dim(kernel, cfg, "block", limits.block, dims, 3)
@@ -143,8 +192,9 @@ local function marshal_code(p, i)
     local dtype_check = p.dtype == "" and "" or (" or %s.dtype ~= %q"):format(a, p.dtype)
     return ("  if not is_tensor(%s)%s then %s end\n  %s[0] = %s:data_ptr()\n"):format(a, dtype_check, bad, s, a)
   elseif p.kind == PARAM_INTEGER then
-    return ("  if type(%s) ~= 'number' or %s %% 1 ~= 0 or %s < %.17g or %s > %.17g then %s end\n  %s[0] = %s\n")
-      :format(a, a, a, p.min, a, p.max, bad, s, a)
+    return ("  if type(%s) == 'number' then\n    if %s %% 1 ~= 0 or %s < %.17g or %s >= %.17g then %s end\n" ..
+      "  elseif not fits_integer_cdata(%s, kernel.params[%d].range) then %s end\n  %s[0] = %s\n")
+      :format(a, a, a, p.range.min, a, p.range.above, bad, a, i, bad, s, a)
   elseif p.kind == PARAM_FLOAT then
     return ("  if type(%s) ~= 'number' then %s end\n  %s[0] = %s\n"):format(a, bad, s, a)
   elseif p.kind == PARAM_FLOAT16 or p.kind == PARAM_BFLOAT16 then
@@ -173,7 +223,7 @@ local function generate(kernel)
     "local env = ...",
     "local kernel, C, errors, is_tensor = env.kernel, env.C, env.errors, env.is_tensor",
     "local bad_argument, bad_count, bad_iterations = env.bad_argument, env.bad_count, env.bad_iterations",
-    "local context_data, read_config = env.context_data, env.read_config",
+    "local context_data, read_config, fits_integer_cdata = env.context_data, env.read_config, env.fits_integer_cdata",
     "local handle, argv, dims, seconds = env.handle, env.argv, env.dims, env.seconds",
     "local tracing, note_origin = env.tracing, env.note_origin",
   }
@@ -203,10 +253,11 @@ local function generate(kernel)
   local env = {
     kernel = kernel, C = C, errors = errors, is_tensor = is_tensor, bad_argument = bad_argument,
     bad_count = bad_count, bad_iterations = bad_iterations, context_data = context_data, read_config = read_config,
-    handle = kernel.handle, argv = argv, dims = ffi.new("uint32_t[6]"), seconds = ffi.new("double[1]"), slots = slots,
+    fits_integer_cdata = fits_integer_cdata,
+    handle = kernel._handle, argv = argv, dims = ffi.new("uint32_t[6]"), seconds = ffi.new("double[1]"), slots = slots,
     tracing = trace.state, note_origin = trace.note_origin,
   }
-  kernel.argument_storage = env -- the slots live as long as the kernel
+  kernel._argument_storage = env -- the slots live as long as the kernel
   return chunk(env)
 end
 
@@ -214,10 +265,12 @@ end
 
 local Kernel = {}
 Kernel.__index = Kernel
+M.Kernel = Kernel -- (exported with Module and module_mt for help() and the reference's checks)
 
 function Kernel:__tostring() return ("iris kernel %s(%s)"):format(self.label, signature_text(self)) end
 
 local Module = {}
+M.Module = Module
 
 -- The device's launch limits (iris_launch_limits): { grid = {x, y, z}, block = {x, y, z}, threads = n }.
 local function launch_limits()
@@ -228,7 +281,7 @@ end
 
 local function make_kernel(handle)
   local kernel = setmetatable({
-    handle = handle,
+    _handle = handle,
     name = ffi.string(C.iris_kernel_name(handle)),
     label = ffi.string(C.iris_kernel_label(handle)),
     params = {},
@@ -241,6 +294,7 @@ local function make_kernel(handle)
       name = ffi.string(info.name), type = ffi.string(info.type), kind = info.kind,
       ctype = ffi.string(info.ctype), dtype = ffi.string(info.dtype), min = info.min, max = info.max,
     }
+    if info.kind == PARAM_INTEGER then kernel.params[i].range = integer_range(kernel.params[i]) end
   end
   kernel.launch, kernel.time_raw_launches = generate(kernel)
   return kernel
@@ -272,6 +326,7 @@ local module_mt = {
   end,
   __tostring = function(self) return "iris module " .. self._origin end,
 }
+M.module_mt = module_mt
 
 local function define_value(name, v)
   local kind = type(v)
@@ -282,7 +337,7 @@ local function define_value(name, v)
     tostring(name), describe(v))
 end
 
-local KNOWN_OPTIONS = { defines = true, options = true, name = true }
+M.COMPILE_OPTIONS = { "defines", "options", "name" }
 
 -- Compiles `source`; `origin` names where it came from ("pattern.lua:12"), `description` names it in
 -- compile errors, `file_name` is what compiler messages call it.
@@ -291,11 +346,7 @@ local function compile(source, opts, origin, description, file_name)
     errors.raise("invalid_argument", "compile options must be a table {defines=, options=, name=}, got %s", describe(opts))
   end
   opts = opts or {}
-  for key in pairs(opts) do
-    if not KNOWN_OPTIONS[key] then
-      errors.raise("invalid_argument", "compile options: unknown option '%s' (known: defines, options, name)", tostring(key))
-    end
-  end
+  errors.check_keys(opts, M.COMPILE_OPTIONS, "compile options")
   local defines, options = {}, {}
   if opts.defines ~= nil then
     if type(opts.defines) ~= "table" then
@@ -366,6 +417,8 @@ local function positive_integer(value, default, what, minimum)
   return value
 end
 
+M.BENCH_OPTIONS = { "warmup", "iters" }
+
 local function bench(fn, opts)
   if type(fn) ~= "function" then
     errors.raise("invalid_argument", "iris.bench(fn [, {warmup=, iters=}]): fn must be a function, got %s", describe(fn))
@@ -374,6 +427,7 @@ local function bench(fn, opts)
     errors.raise("invalid_argument", "iris.bench: options must be a table {warmup=, iters=}, got %s", describe(opts))
   end
   opts = opts or {}
+  errors.check_keys(opts, M.BENCH_OPTIONS, "iris.bench")
   local warmup = positive_integer(opts.warmup, 3, "warmup", 0)
   local iters = positive_integer(opts.iters, 10, "iters", 1)
   local out = ffi.new("iris_timer*[1]")
@@ -410,17 +464,20 @@ local function script_text(path)
   return text or nil
 end
 
--- "script.lua:12": the script line holding the snippet's first line, so that compiler messages'
--- snippet:N is script line 12 + N - 1. The caller's line is not enough: LuaJIT reports
--- `iris.compile [[...]]` at the line where the string ends. The snippet is found in the script's text
--- (the occurrence nearest the call); without a script file, the caller's line.
+-- "script.lua:12": the script line holding the snippet's first line. The caller's line is not enough:
+-- LuaJIT reports `iris.compile [[...]]` at the line where the string ends. The snippet is found in the
+-- script's text (the occurrence nearest the call); without a script file, the caller's line. When it
+-- was found, also the script's path and that line, for the #line directive that makes compiler
+-- messages name the script's own lines.
 local function snippet_origin(source)
   local frame = errors.user_frame()
   if not frame then return "(interactive)" end
   local line = frame.currentline or 0
-  local text = frame.source:sub(1, 1) == "@" and #source > 0 and script_text(frame.source:sub(2))
+  local path = frame.source:sub(1, 1) == "@" and frame.source:sub(2)
+  local text = path and #source > 0 and script_text(path)
+  local best
   if text then
-    local best, position = nil, 1
+    local position = 1
     while true do
       local at = text:find(source, position, true)
       if not at then break end
@@ -429,9 +486,15 @@ local function snippet_origin(source)
       if not best or math.abs(start - line) < math.abs(best - line) then best = start end
       position = at + 1
     end
-    line = best or line
   end
-  return ("%s:%d"):format(frame.short_src, line)
+  return ("%s:%d"):format(frame.short_src, best or line), best and path, best
+end
+
+-- The source as the compiler sees it: with `#line` naming the script and the snippet's first line
+-- there, so that an error on the snippet's 10th line reads script.lua:21, the line of the mistake.
+local function mapped_to_script(source, path, line)
+  if not path then return source end
+  return ('#line %d "%s"\n%s'):format(line, path:gsub('[\\"]', "\\%0"), source)
 end
 
 -- ---- the public functions -------------------------------------------------------------------------------------
@@ -442,8 +505,9 @@ function M.compile(source, opts)
     errors.raise("invalid_argument", "iris.compile(source [, opts]): source must be a string of HIP C++, got %s",
       describe(source))
   end
-  local origin = snippet_origin(source)
-  return compile(source, opts, origin, "the snippet at " .. origin, opts and opts.name or "snippet")
+  local origin, path, line = snippet_origin(source)
+  return compile(mapped_to_script(source, path, line), opts, origin, "the snippet at " .. origin,
+    opts and opts.name or "snippet")
 end
 
 -- iris.compile_file(path [, opts])
@@ -453,8 +517,9 @@ function M.compile_file(path, opts)
   end
   local file, err = io.open(path, "rb")
   if not file then errors.raise("invalid_argument", "iris.compile_file: cannot open %s", err) end
-  local source = file:read("*a")
+  local source, read_error = file:read("*a") -- a directory opens, then fails here
   file:close()
+  if not source then errors.raise("invalid_argument", "iris.compile_file: cannot read %s: %s", path, read_error) end
   return compile(source, opts, path, path, path)
 end
 
@@ -464,7 +529,7 @@ M.bench = bench
 -- like a launch (iris.context attaches it and checks that it is called on the context).
 function M.device_barrier(ctx)
   if trace.state.on then trace.note_origin() end
-  errors.check(C.iris_device_barrier())
+  errors.check_waiting(C.iris_device_barrier)
 end
 
 return M

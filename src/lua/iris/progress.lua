@@ -15,6 +15,7 @@ local M = {}
 
 local Progress = {}
 Progress.__index = Progress
+M.Progress = Progress
 
 -- Whether what rank 0 prints reaches a terminal: alone, its own standard output; under mpirun (where
 -- that is a pipe to mpirun), whatever mpirun writes to.
@@ -68,6 +69,8 @@ function Progress:finish()
   end
 end
 
+M.OPTIONS = { "after", "label" }
+
 local function progress(total, options)
   if type(total) ~= "number" or total % 1 ~= 0 or total < 0 then
     errors.raise("invalid_argument", "iris.progress(total [, {after=, label=}]): total must be a whole number, got %s",
@@ -77,6 +80,7 @@ local function progress(total, options)
   if type(options) ~= "table" then
     errors.raise("invalid_argument", "iris.progress: options must be a table {after = seconds, label = text}")
   end
+  errors.check_keys(options, M.OPTIONS, "iris.progress")
   local after = options.after or 2
   if type(after) ~= "number" or after < 0 then
     errors.raise("invalid_argument", "iris.progress: after must be seconds >= 0, got %s", tostring(after))

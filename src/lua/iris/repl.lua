@@ -10,13 +10,16 @@ local jit = require "jit"
 require "iris.cdef"
 local errors = require "iris.errors"
 local between_ranks = require "iris.exchange"
+local inspect = require "iris.inspect"
 local C = ffi.C
 
 local M = {}
 
 local PROMPT, CONTINUATION = "> ", ">> "
-local CHUNK_NAME = "=stdin"
-local INPUT_PIPE = 0 -- iris_repl_open: 0 a pipe, 1 prompts, 2 line editing
+-- What chunks are named in messages: "stdin", or the transcript's file when rank 0 replays one
+-- (serve_rank0 sets it; every command carries it to the other ranks).
+local chunk_name = "=stdin"
+local INPUT_PIPE, INPUT_EDITING = 0, 2 -- iris_repl_open: 0 a pipe, 1 prompts, 2 line editing
 
 local HELP = [[
 Lua chunks run on every rank; rank 0 prints each rank's output in rank order.
@@ -28,6 +31,8 @@ An expression's value is printed (no '=' needed); an incomplete chunk continues 
   :time <code>      run <code> and print each rank's wall time (and device time once a runtime can time)
   :trace on [FILE]  trace every rank from now on (iris.trace.start); :trace off [FILE] writes it
   :quit             leave (also Ctrl-D, or os.exit([code]))
+help(x) prints the reference of x (a function, an object or a name: help(ctx), help("t:reshape"));
+=expr prints expr; Tab completes names.
 Ctrl-C stops the running chunk on every rank; at the prompt it drops the line.]]
 
 -- Chunks ------------------------------------------------------------------------------------------
@@ -40,11 +45,11 @@ end
 -- What `text` is as a chunk: "expression" (it compiles after "return "), "statements", "incomplete"
 -- (more lines could complete it) or "error" with the syntax error.
 function M.classify(text)
-  if loadstring("return " .. text, CHUNK_NAME) then return "expression" end
-  local compiled, message = loadstring(text, CHUNK_NAME)
+  if loadstring("return " .. text, chunk_name) then return "expression" end
+  local compiled, message = loadstring(text, chunk_name)
   if compiled then return "statements" end
   if is_incomplete(message) then return "incomplete" end
-  local _, as_expression = loadstring("return " .. text, CHUNK_NAME)
+  local _, as_expression = loadstring("return " .. text, chunk_name)
   if is_incomplete(as_expression) then return "incomplete" end -- "{" or "f(1," go on
   return "error", message
 end
@@ -73,37 +78,35 @@ local function error_text(value)
   return ("(error object is a %s value)"):format(type(value))
 end
 
--- The traceback below the chunk: the REPL's own frames (and the xpcall that ran the chunk) go.
-local function chunk_traceback(text)
-  local lines = {}
-  for line in (text .. "\n"):gmatch("(.-)\n") do
-    if line:find("iris/repl.lua", 1, true) then break end
-    lines[#lines + 1] = line
-  end
-  if lines[#lines] and lines[#lines]:find("in function 'xpcall'", 1, true) then lines[#lines] = nil end
-  return table.concat(lines, "\n")
-end
-
 local function on_chunk_error(value)
   C.iris_repl_stop_running()
   if getmetatable(value) == exit_request_mt then return value end
-  local traceback = debug.traceback(error_text(value), 2) -- not a tail call: that would drop a level
-  return traceback
+  -- The chunk's frames: the REPL's own (and iris's) are left out.
+  local traceback = errors.traceback(value, 2) -- not a tail call: that would drop a level
+  if traceback == "" then return error_text(value) end
+  return error_text(value) .. "\n" .. traceback
 end
 
 -- An expression's values pass through select(1, ...): with plain "return f()" a failing f() would be
 -- a tail call, and its error would lose the chunk's line ("stdin:1:"). The closing parenthesis goes on
 -- the last line unless a comment ends it there.
 local function expression_chunk(text)
-  local same_line = "return select(1, " .. text .. ")"
-  if loadstring(same_line, CHUNK_NAME) then return same_line end
-  return "return select(1, " .. text .. "\n)"
+  -- The newlines a transcript's chunk starts with (its line in the file) stay in front.
+  local lines, code = text:match("^(\n*)(.*)$")
+  local same_line = lines .. "return select(1, " .. code .. ")"
+  if loadstring(same_line, chunk_name) then return same_line end
+  return lines .. "return select(1, " .. code .. "\n)"
 end
 
+-- Values as the REPL prints them: tables (a module such as `iris`) as their contents, the rest as
+-- tostring gives them.
 local function write_values(n, values)
   if n == 0 then return end
   local texts = {}
-  for i = 1, n do texts[i] = tostring(values[i]) end
+  for i = 1, n do
+    local v = values[i]
+    texts[i] = inspect.shows_contents(v) and inspect.show(v) or tostring(v)
+  end
   io.stdout:write(table.concat(texts, "\t"), "\n")
 end
 
@@ -124,7 +127,7 @@ local function run_protected(fn)
   if ok then return "ok" end
   if getmetatable(failure) == exit_request_mt then return "exit", failure.exit_code end
   if type(failure) ~= "string" then failure = error_text(failure) end
-  return "error", chunk_traceback(failure)
+  return "error", failure
 end
 
 local function describe_this_rank()
@@ -157,7 +160,7 @@ local function run_code(command, record)
   if command.kind == "load" then
     fn, message = loadfile(command.payload)
   else
-    fn, message = loadstring(command.payload, CHUNK_NAME)
+    fn, message = loadstring(command.payload, command.name)
   end
   if not fn then
     record.status, record.report = "error", message
@@ -203,7 +206,12 @@ local function perform(command, world_size)
   if command.kind == "ranks" then
     io.stdout:write(describe_this_rank())
   else
+    -- Code on one rank must not wait in a collective for ranks that skip it: that was a silent hang.
+    if command.target >= 0 then
+      C.iris_comm_run_alone((":on %d runs this code on rank %d alone"):format(command.target, command.target))
+    end
     local ok, failure = pcall(run_code, command, record)
+    C.iris_comm_run_alone(nil)
     if not ok then record.status, record.report = "error", error_text(failure) end
   end
   io.stdout:flush()
@@ -224,16 +232,16 @@ end
 
 -- Messages between ranks ---------------------------------------------------------------------------
 
--- "kind sequence target flags\npayload"; flags: "t" (time it) or "-".
+-- "kind sequence target flags\nchunk name\npayload"; flags: "t" (time it) or "-".
 local function encode_command(command, sequence)
-  return ("%s %d %d %s\n%s"):format(command.kind, sequence, command.target or -1, command.time and "t" or "-",
-    command.payload or "")
+  return ("%s %d %d %s\n%s\n%s"):format(command.kind, sequence, command.target or -1, command.time and "t" or "-",
+    (chunk_name:gsub("\n", "?")), command.payload or "")
 end
 
 local function decode_command(text)
-  local kind, sequence, target, flags, payload = text:match("^(%a+) (%d+) (%-?%d+) (%S+)\n(.*)$")
+  local kind, sequence, target, flags, name, payload = text:match("^(%a+) (%d+) (%-?%d+) (%S+)\n([^\n]*)\n(.*)$")
   return { kind = kind, sequence = tonumber(sequence), target = tonumber(target), time = flags == "t",
-    payload = payload }
+    name = name, payload = payload }
 end
 
 local function encode_record(record)
@@ -247,15 +255,17 @@ local function decode_record(text)
     err = text:sub(start + out_n, start + out_n + err_n - 1) }
 end
 
--- Rank 0 passes the command (the others nil); every rank gets it back.
+-- Rank 0 passes the command (the others nil); every rank gets it back. (An exchange on the session lane
+-- is named for what a rank waits for in it: a hang report says "waiting for <name>".)
 local function share_command(text)
-  return between_ranks.exchange(between_ranks.SESSION, between_ranks.FROM_ROOT, 0, "REPL: command", text or "")[0]
+  return between_ranks.exchange(between_ranks.SESSION, between_ranks.FROM_ROOT, 0, "rank 0's next REPL command",
+    text or "")[0]
 end
 
 -- Every rank's record on rank 0 (index = rank, from 0); nil elsewhere.
 local function gather_records(mine, world_size)
-  local all = between_ranks.exchange(between_ranks.SESSION, between_ranks.TO_ROOT, 0, "REPL: results",
-    encode_record(mine))
+  local all = between_ranks.exchange(between_ranks.SESSION, between_ranks.TO_ROOT, 0,
+    "every rank to finish the REPL command", encode_record(mine))
   if C.iris_rank() ~= 0 then return nil end
   local records = { [0] = mine }
   for r = 1, world_size - 1 do records[r] = decode_record(all[r]) end
@@ -303,9 +313,20 @@ function Reader:line(prompt)
   errors.check(C.iris_repl_read_line(self.prompts and prompt or "", status, line, n))
   if status[0] == 1 then return nil end
   if status[0] == 2 then return false end
+  self.lines_read = self.lines_read + 1
   local text = ffi.string(line[0], n[0])
   if self.prompts and text:find("%S") then errors.check(C.iris_repl_remember(text)) end
   return text
+end
+-- Tab calls back into Lua from inside the read, which LuaJIT allows only for a call the interpreter
+-- made (not one compiled into a trace).
+jit.off(Reader.line)
+
+-- A transcript's chunk keeps its place in the file: as many newlines in front as lines before it, so
+-- that messages name the transcript's line ("lab.repl:6:"). Typed chunks start at line 1, as in luajit.
+function Reader:numbered(text)
+  if self.prompts then return text end
+  return ("\n"):rep(self.lines_read - 1) .. text
 end
 
 -- Reads lines after `text` until the chunk is complete; returns a command.
@@ -321,7 +342,7 @@ function Reader:code_command(text, command)
     end
     local more = self:line(CONTINUATION)
     if more == nil then -- the input ended inside the chunk
-      local _, unfinished = loadstring(text, CHUNK_NAME)
+      local _, unfinished = loadstring(text, chunk_name)
       return { kind = "error", message = unfinished }
     end
     if more == false then return { kind = "nothing" } end
@@ -342,13 +363,13 @@ function Reader:meta_command(name, rest)
     return { kind = "load", payload = rest }
   elseif name == "time" then
     if rest == "" then return { kind = "error", message = ":time needs code: :time f(x)" } end
-    return self:code_command(rest, { time = true })
+    return self:code_command(self:numbered(rest), { time = true })
   elseif name == "trace" then
     local mode, file = rest:match("^(%a+)%s*(.-)$")
     if mode ~= "on" and mode ~= "off" then
       return { kind = "error", message = ":trace needs on or off: :trace on trace.json, then :trace off" }
     end
-    return self:code_command(("require('iris.repl').trace_command(%q, %q)"):format(mode, file), {})
+    return self:code_command(self:numbered(("require('iris.repl').trace_command(%q, %q)"):format(mode, file)), {})
   elseif name == "on" then
     local rank, code = rest:match("^(%d+)%s+(.*)$")
     if not rank or not code:find("%S") then
@@ -358,7 +379,7 @@ function Reader:meta_command(name, rest)
     if rank >= world_size then
       return { kind = "error", message = ("there is no rank %d: the ranks are 0 to %d"):format(rank, world_size - 1) }
     end
-    return self:code_command(code, { target = rank })
+    return self:code_command(self:numbered(code), { target = rank })
   end
   return { kind = "error", message = (":%s is not a command (:help lists them)"):format(name) }
 end
@@ -370,7 +391,8 @@ function Reader:command()
   if line == false or not line:find("%S") then return { kind = "nothing" } end
   local name, rest = line:match("^%s*:(%a*)%s*(.-)%s*$")
   if name then return self:meta_command(name, rest) end
-  return self:code_command(line, {})
+  if line:sub(1, 1) == "=" then line = "return " .. line:sub(2) end -- luajit's "=expr"
+  return self:code_command(self:numbered(line), {})
 end
 
 -- Rank 0: printing --------------------------------------------------------------------------------
@@ -404,8 +426,24 @@ local OUT_OF_STEP_NOTE = "note: Ctrl-C stopped a rank inside iris, perhaps in a 
 
 -- The session -------------------------------------------------------------------------------------
 
+-- The name a replayed transcript's chunks carry: its path; "stdin" for a pipe or a terminal.
+local function input_chunk_name()
+  local path = ffi.string(C.iris_repl_input_name())
+  return path == "" and "=stdin" or ("=" .. path)
+end
+
+-- Tab on rank 0: the words the one before the cursor could become (iris.inspect), from rank 0's
+-- globals. The returned text stays referenced until the next call, as the C side reads it.
+local completion_text = ""
+local function complete(word)
+  local ok, words = pcall(inspect.completions, ffi.string(word))
+  completion_text = ok and table.concat(words, "\n") or ""
+  return completion_text
+end
+
 local function serve_rank0(input, world_size)
-  local reader = setmetatable({ prompts = input ~= INPUT_PIPE }, Reader)
+  local reader = setmetatable({ prompts = input ~= INPUT_PIPE, lines_read = 0 }, Reader)
+  chunk_name = input == INPUT_PIPE and input_chunk_name() or "=stdin"
   if input ~= INPUT_PIPE then
     io.stdout:write(("iris-lua %s on %d rank%s: :help for commands, Ctrl-D or :quit to leave\n"):format(
       ffi.string(C.iris_version()), world_size, world_size > 1 and "s" or ""))
@@ -467,6 +505,12 @@ end
 function M.run(mode)
   local input = ffi.new("int[1]")
   errors.check(C.iris_repl_open(mode == "terminal" and 1 or 0, input))
+  if rawget(_G, "help") == nil then _G.help = iris.help end -- the reference at the prompt
+  local completer = nil
+  if C.iris_rank() == 0 and input[0] == INPUT_EDITING then
+    completer = ffi.cast("iris_repl_completer", complete)
+    errors.check(C.iris_repl_set_completer(completer))
+  end
   local world_size = C.iris_world_size()
   local exit = os.exit
   os.exit = request_exit
@@ -475,6 +519,10 @@ function M.run(mode)
     return serve_other_rank(world_size)
   end)
   os.exit = exit
+  if completer then
+    C.iris_repl_set_completer(nil)
+    completer:free()
+  end
   C.iris_repl_close()
   if not ok then error(result, 0) end
   return result

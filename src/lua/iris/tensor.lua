@@ -1,6 +1,9 @@
 -- Tensors on the symmetric heap (docs/memory.md, "Tensor representation").
 --
--- A tensor is a Lua table:
+-- A tensor is a userdata whose metatable is its own state table, so that #t, t[i] and t[i] = v work
+-- (LuaJIT honours __len on userdata, not on tables). The state is also its own __index: t.dtype and
+-- t._ptr read the state directly, and what the state lacks (methods, element indices) comes from the
+-- state's metatable (state_index). Assigning anything but an element is an error. The state holds:
 --   dtype       the dtype's name (public)
 --   _dt         the dtype's info (iris.dtypes)
 --   _shape      {d1, ..., dn};  _strides: element strides;  _ndim, _numel
@@ -13,8 +16,9 @@
 --   _fixed      iris's own memory (ctx:heap_bases()): never freed, read-only
 -- Element access is 1-based. On a backend whose device memory the host can address (cpu) get/set and
 -- bulk reads go straight through the pointer; elsewhere through backend copies. This file has the
--- representation, element access, views and free; iris.tensor_data the operations on whole tensors,
--- attached to tensors at the end of this file.
+-- representation, element access and indexing, views and free; iris.tensor_data the operations on
+-- whole tensors and iris.tensor_math the element-wise arithmetic on the device, attached to tensors at
+-- the end of this file.
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local trace = require "iris.trace"
@@ -22,8 +26,7 @@ local C = ffi.C
 
 local M = {}
 
-local Tensor = {}
-Tensor.__index = Tensor
+local Tensor = {} -- the methods
 M.Tensor = Tensor
 
 local uint8_ptr = ffi.typeof("uint8_t*")
@@ -46,7 +49,10 @@ function M.use_backend_copies(on)
   M.attach()
 end
 
-local function is_tensor(v) return getmetatable(v) == Tensor end
+local function is_tensor(v)
+  local state = getmetatable(v)
+  return type(state) == "table" and rawget(state, "__tensor") == true
+end
 M.is_tensor = is_tensor
 
 -- Where tensors were freed, for the message when one is used afterwards (weak: no leak).
@@ -142,14 +148,23 @@ M.shape_text = shape_text
 ---------------------------------------------------------------------------------------------------
 -- Construction
 
+local State = {} -- the metatable of every state: its __index (state_index) is set below
+local tensor_newindex, tensor_len, tensor_text, no_arithmetic -- the metamethods, defined below
+
 local function make(dt, dims, strides, numel, offset, ptr, alloc)
-  return setmetatable({
+  local state = setmetatable({
+    __newindex = tensor_newindex, __len = tensor_len, __tostring = tensor_text, __tensor = true,
+    __add = no_arithmetic, __sub = no_arithmetic, __mul = no_arithmetic, __div = no_arithmetic,
     dtype = dt.name, _dt = dt,
     _shape = dims, _strides = strides, _ndim = #dims, _numel = numel,
     _contiguous = is_contiguous(dims, strides),
     _offset = offset, _ptr = ptr, _alloc = alloc,
     _view = false, _fixed = false,
-  }, Tensor)
+  }, State)
+  state.__index = state
+  local t = newproxy()
+  debug.setmetatable(t, state)
+  return t
 end
 
 local function heap_pointer(rank, offset, dt)
@@ -163,16 +178,16 @@ local offset_out = ffi.new("uint64_t[1]")
 -- Collective: a block of `bytes` at the same offset on every rank. A request that does not fit
 -- collects garbage on every rank (together: the allocator state is the same everywhere, so every rank
 -- learns "no fit" at once) and tries again; only then is it out of heap.
-local function allocate_block(op, bytes, zero)
+local function allocate_block(op, what, bytes, zero)
   local z = zero and 1 or 0
   if trace.state.on then trace.note_origin() end
-  errors.check(C.iris_heap_allocate(op, bytes, z, 0, offset_out))
+  errors.check_waiting(C.iris_heap_allocate, op, what, bytes, z, 0, offset_out)
   if offset_out[0] == NO_FIT then
     -- One full cycle is enough: a tensor's block is released by the finalizer of its `_alloc` cdata,
     -- which runs within the cycle that finds it unreachable (cdata hold no references, so nothing
     -- waits for a second cycle).
     collectgarbage("collect")
-    errors.check(C.iris_heap_allocate(op, bytes, z, 1, offset_out))
+    errors.check_waiting(C.iris_heap_allocate, op, what, bytes, z, 1, offset_out)
   end
   return tonumber(offset_out[0])
 end
@@ -180,7 +195,8 @@ end
 -- Collective: a new contiguous tensor. `op` names the call ("ctx:zeros()"); zero: fill with zeros.
 function M.allocate(op, dims, numel, dt, zero)
   if C.iris_initialized() == 0 then errors.raise("invalid_argument", "%s: call iris.init() first", op) end
-  local offset = allocate_block(op, numel * dt.size, zero)
+  -- The dtype and shape travel with the size: ranks asking the same bytes as different tensors differ.
+  local offset = allocate_block(op, dt.name .. " " .. shape_text(dims), numel * dt.size, zero)
   local alloc = ffi.gc(alloc_t(offset, 0), release_block)
   return make(dt, dims, contiguous_strides(dims), numel, offset, heap_pointer(C.iris_rank(), offset, dt), alloc)
 end
@@ -252,7 +268,7 @@ local function write_element(t, e, v, what)
 end
 
 function Tensor:get(...)
-  if getmetatable(self) ~= Tensor then check_live(self, "t:get") end
+  if not is_tensor(self) then check_live(self, "t:get") end
   if self._alloc[1] ~= 0 then freed_error(self, "t:get") end
   local n, nd = select("#", ...), self._ndim
   local e
@@ -269,7 +285,7 @@ function Tensor:get(...)
 end
 
 function Tensor:set(...)
-  if getmetatable(self) ~= Tensor then check_live(self, "t:set") end
+  if not is_tensor(self) then check_live(self, "t:set") end
   if self._alloc[1] ~= 0 then freed_error(self, "t:set") end
   if self._fixed then check_writable(self, "t:set") end
   local n, nd = select("#", ...), self._ndim
@@ -292,6 +308,109 @@ function Tensor:set(...)
 end
 
 ---------------------------------------------------------------------------------------------------
+-- Indexing as torch users write it: t[i] and t[i] = v on a 1-D tensor, t[{i, j}] on an n-D one
+-- (1-based); fewer indices than dimensions give a view (t[i] of a matrix is its row i, as in torch).
+
+local select_view -- (t, dim, index, what) -> the view without dimension dim; defined with the views
+
+-- The element offset of a full list of indices. Unrolled up to three dimensions: a loop here would be
+-- an inner loop of the script's loop over elements, which LuaJIT then leaves uncompiled.
+local function offset_of(t, indices, n, what)
+  if n == 1 then return element_offset(t, what, 1, indices[1]) end
+  if n == 2 then return element_offset(t, what, 1, indices[1]) + element_offset(t, what, 2, indices[2]) end
+  if n == 3 then
+    return element_offset(t, what, 1, indices[1]) + element_offset(t, what, 2, indices[2])
+      + element_offset(t, what, 3, indices[3])
+  end
+  local e = 0
+  for d = 1, n do e = e + element_offset(t, what, d, indices[d]) end
+  return e
+end
+
+-- The view or element that `indices` (a list, one per leading dimension) pick out of `t`.
+local function pick(t, indices, n, what)
+  if t._alloc[1] ~= 0 then freed_error(t, what) end
+  if n > t._ndim or (n == 0 and t._ndim > 0) then count_error(t, what, n) end
+  if n == t._ndim then return read_element(t, offset_of(t, indices, n, what)) end
+  local v = t
+  for d = 1, n do v = select_view(v, 1, indices[d], what) end
+  return v
+end
+
+-- t[key] for what is not a field: a method, an element or a view, else nil (t.foo is nil as in Lua).
+-- `t` is the state here: it holds every field the reads need.
+function State.__index(t, key)
+  local kind = type(key)
+  if kind == "number" and t._ndim == 1 then
+    if t._alloc[1] ~= 0 then freed_error(t, "t[i]") end
+    return read_element(t, element_offset(t, "t[i]", 1, key))
+  end
+  local method = Tensor[key]
+  if method ~= nil then return method end
+  if kind == "number" then
+    if t._ndim == 0 then
+      errors.raise("invalid_argument", "t[%s]: a 0-d tensor has no index (t:item() reads its value)", tostring(key))
+    end
+    return pick(t, { key }, 1, "t[i]")
+  elseif kind == "table" and not is_tensor(key) then
+    return pick(t, key, #key, "t[{...}]")
+  end
+  return nil
+end
+
+-- t[key] = value: an element, or every element of the view the key picks (a number fills it, a tensor
+-- or a flat table of values is copied into it).
+function tensor_newindex(t, key, value)
+  local kind = type(key)
+  local state = getmetatable(t)
+  if kind == "number" and state._ndim == 1 and type(value) ~= "table" and not is_tensor(value) then
+    if state._alloc[1] ~= 0 then freed_error(state, "t[i] = v") end
+    if state._fixed then check_writable(state, "t[i] = v") end
+    write_element(state, element_offset(state, "t[i] = v", 1, key), value, "t[i] = v")
+    return
+  end
+  if kind == "string" and key:sub(1, 1) == "_" then -- iris's own fields (a view's _view flag)
+    rawset(state, key, value)
+    return
+  end
+  if kind ~= "number" and (kind ~= "table" or is_tensor(key)) then
+    errors.raise("invalid_argument", "t.%s = ...: a tensor has no field '%s' to set; its elements are t[i] "
+      .. "(1-D) and t[{i, j}] (n-D), 1-based", tostring(key), tostring(key))
+  end
+  local indices = kind == "number" and { key } or key
+  local what = kind == "number" and "t[i] = v" or "t[{...}] = v"
+  if state._fixed then check_writable(state, what) end
+  local many = type(value) == "table" or is_tensor(value)
+  if #indices == state._ndim then
+    if many then
+      errors.raise("invalid_argument", "%s: an element takes a number or boolean, got a %s", what,
+        is_tensor(value) and "tensor" or type(value))
+    end
+    if state._alloc[1] ~= 0 then freed_error(state, what) end
+    write_element(state, offset_of(state, indices, #indices, what), value, what)
+    return
+  end
+  local view = pick(state, indices, #indices, what)
+  if many then view:copy(value) else view:fill(value) end
+end
+
+-- #t: the size of the first dimension (torch's len(t)).
+function tensor_len(t)
+  local state = getmetatable(t)
+  if state._ndim == 0 then
+    errors.raise("invalid_argument", "#t: a 0-d tensor has no length (t:item() reads its value, t:numel() counts it)")
+  end
+  return state._shape[1]
+end
+
+function tensor_text(t) return require("iris.tensor_format").format(t) end
+
+function no_arithmetic()
+  errors.raise("invalid_argument", "tensors have no arithmetic operators (a new tensor is a collective allocation): "
+    .. "t:add_(x), t:sub_(x), t:mul_(x), t:div_(x) work in place on the device; t:clone():add_(x) for a new one")
+end
+
+---------------------------------------------------------------------------------------------------
 -- Shape and identity
 
 function Tensor:shape()
@@ -299,6 +418,18 @@ function Tensor:shape()
   local out = {}
   for d = 1, self._ndim do out[d] = self._shape[d] end
   return out
+end
+
+-- t:size() is t:shape(); t:size(dim) the size of one dimension (negative counts from the last).
+function Tensor:size(dim)
+  if dim == nil then return self:shape() end
+  check_live(self, "t:size")
+  local nd = self._ndim
+  if type(dim) ~= "number" or dim % 1 ~= 0 or dim == 0 or dim > nd or dim < -nd then
+    errors.raise("invalid_argument", "t:size: dim %s is not a dimension of this %d-d tensor (1 to %d, or -1 to -%d)",
+      tostring(dim), nd, nd, nd)
+  end
+  return self._shape[dim > 0 and dim or nd + 1 + dim]
 end
 
 function Tensor:stride()
@@ -355,10 +486,12 @@ end
 function Tensor:view(shape)
   check_live(self, "t:view")
   if not self._contiguous then
-    errors.raise("invalid_argument", "t:view: this tensor is not contiguous (a narrow() of it?); t:clone() it first")
+    errors.raise("invalid_argument", "t:view: this tensor is not contiguous (a narrow or transpose of another): "
+      .. "t:reshape(shape) copies it (a collective allocation), as does t:clone():view(shape)")
   end
   local dims = {}
   local inferred
+  if shape == -1 then shape = { -1 } end -- t:view(-1): flat, as torch's
   if type(shape) == "table" then
     for i = 1, #shape do
       if shape[i] == -1 then
@@ -421,6 +554,76 @@ function Tensor:narrow(dim, start, length)
   return v
 end
 
+-- A dimension argument: 1-based, or negative from the last (-1). Returns it 1-based.
+local function dimension(t, dim, what)
+  local nd = t._ndim
+  if type(dim) ~= "number" or dim % 1 ~= 0 or dim == 0 or dim > nd or dim < -nd then
+    errors.raise("invalid_argument", "%s: dim %s is not a dimension of this %d-d tensor (1 to %d, or -1 to -%d)", what,
+      tostring(dim), nd, nd, nd)
+  end
+  return dim > 0 and dim or nd + 1 + dim
+end
+
+-- A view of t with `dims` and `strides`, starting `skip` elements in.
+local function view_of(t, dims, strides, skip)
+  local numel = 1
+  for d = 1, #dims do numel = numel * dims[d] end
+  local v = make(t._dt, dims, strides, numel, t._offset + skip * t._dt.size, t._ptr + skip, t._alloc)
+  v._view = true
+  v._fixed = t._fixed
+  return v
+end
+
+-- The view without dimension `dim`, at `index` along it (t[i] of a matrix is its row i).
+function select_view(t, dim, index, what)
+  local skip = element_offset(t, what, dim, index)
+  local dims, strides = {}, {}
+  for d = 1, t._ndim do
+    if d ~= dim then
+      dims[#dims + 1] = t._shape[d]
+      strides[#strides + 1] = t._strides[d]
+    end
+  end
+  return view_of(t, dims, strides, skip)
+end
+
+function Tensor:select(dim, index)
+  check_live(self, "t:select")
+  return select_view(self, dimension(self, dim, "t:select"), index, "t:select")
+end
+
+-- The view with dimensions a and b swapped (no copy: strides swap).
+function Tensor:transpose(a, b)
+  check_live(self, "t:transpose")
+  a, b = dimension(self, a, "t:transpose"), dimension(self, b, "t:transpose")
+  local dims, strides = {}, {}
+  for d = 1, self._ndim do
+    dims[d], strides[d] = self._shape[d], self._strides[d]
+  end
+  dims[a], dims[b] = dims[b], dims[a]
+  strides[a], strides[b] = strides[b], strides[a]
+  return view_of(self, dims, strides, 0)
+end
+
+-- A matrix transposed (torch's t.t(): tensors of 0 or 1 dimension come back as a view of themselves).
+function Tensor:t()
+  check_live(self, "t:t")
+  if self._ndim > 2 then
+    errors.raise("invalid_argument", "t:t: transposes a matrix, this tensor has %d dimensions (t:transpose(a, b) swaps "
+      .. "any two)", self._ndim)
+  end
+  if self._ndim < 2 then return view_of(self, self:shape(), self:stride(), 0) end
+  return self:transpose(1, 2)
+end
+
+-- A view with `shape` when the tensor is contiguous; else a contiguous copy with that shape (a
+-- collective allocation, as torch's reshape copies when it must).
+function Tensor:reshape(shape)
+  check_live(self, "t:reshape")
+  if self._contiguous then return self:view(shape) end
+  return self:clone():view(shape)
+end
+
 ---------------------------------------------------------------------------------------------------
 -- Whole-tensor operations
 
@@ -443,16 +646,20 @@ function Tensor:is_freed()
   return self._alloc[1] ~= 0
 end
 
-Tensor.__tostring = function(t) return require("iris.tensor_format").format(t) end
 
 ---------------------------------------------------------------------------------------------------
--- The operations on whole tensors (iris.tensor_data), attached beside this file's methods. That module
--- builds on this one, so it is loaded once everything above is defined.
+-- The operations on whole tensors (iris.tensor_data) and the element-wise arithmetic on the device
+-- (iris.tensor_math), attached beside this file's methods. Those modules build on this one, so they
+-- are loaded once everything above is defined.
 
 package.loaded["iris.tensor"] = M
 local data = require "iris.tensor_data"
-for _, name in ipairs { "fill", "copy", "clone", "to_table", "sum", "min", "max", "equal", "allclose" } do
+for _, name in ipairs { "fill", "copy", "clone", "to_table", "sum", "mean", "min", "max", "item", "equal",
+  "allclose" } do
   Tensor[name] = data[name]
 end
+Tensor.copy_ = data.copy -- torch's spelling of the same
+local math_ops = require "iris.tensor_math"
+for _, name in ipairs { "add_", "sub_", "mul_", "div_" } do Tensor[name] = math_ops[name] end
 
 return M

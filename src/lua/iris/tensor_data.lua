@@ -193,7 +193,7 @@ function M.clone(self)
   local out = tensor.allocate("t:clone()", dims, self._numel, self._dt, false)
   out:copy(self)
   -- every rank wrote its copy before any rank gets the tensor (docs/memory.md)
-  if C.iris_world_size() > 1 then errors.check(C.iris_barrier("t:clone()")) end
+  if C.iris_world_size() > 1 then errors.check_waiting(C.iris_barrier, "t:clone()") end
   return out
 end
 
@@ -218,6 +218,29 @@ function M.sum(self)
   for k = 0, self._numel - 1 do s = s + number(ptr[k]) end
   release_buffer(memory)
   return s
+end
+
+-- The mean of the elements, a Lua number (NaN for no elements, as torch's).
+function M.mean(self)
+  check_live(self, "t:mean")
+  if self._dt.kind == "bool" then
+    errors.raise("invalid_argument", "t:mean: a bool tensor has no mean (t:sum() counts its true elements)")
+  end
+  if self._numel == 0 then return 0 / 0 end
+  return M.sum(self) / self._numel
+end
+
+-- The value of a tensor of one element (any shape: 0-d, {1}, {1, 1}).
+function M.item(self)
+  check_live(self, "t:item")
+  if self._numel ~= 1 then
+    errors.raise("invalid_argument", "t:item: the tensor has %d elements, item() reads a tensor of one (t:get(i, ...) "
+      .. "reads one element of many)", self._numel)
+  end
+  local ptr, memory = host_elements(self)
+  local value = self._dt.decode(ptr[0])
+  release_buffer(memory)
+  return value
 end
 
 local function extreme(t, what, want_max)

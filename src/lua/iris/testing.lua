@@ -20,15 +20,22 @@ local DEFAULT_TIMEOUT = 60
 local STUCK_GRACE = 5
 
 local USAGE = [[
-usage: iris-lua test [--filter PATTERN] [--junit FILE] [--timeout SECONDS] [files or dirs...]
+usage: iris-lua test [options] [files or dirs...]
   files or dirs      test files; a directory means every *.lua file under it (recursive, sorted)
   --filter PATTERN   run only the cases whose "file: name" contains PATTERN, as plain text or as a
                      Lua pattern (may be repeated: a case runs if any filter selects it)
+  --list             print the cases that would run, one "file: name" a line, and run none
+  --fail-fast        stop after the first case that fails
+  --repeat N         run each case N times in a row (default 1), to catch a case that fails sometimes
   --junit FILE       also write the results as JUnit XML to FILE (rank 0)
   --timeout SECONDS  stop a case (or a file's top-level code) that runs longer, on any rank, and
                      report where it was (default 60; 0 for none)
   -h, --help         print this help
+A run in which no case matched fails (exit 1): a filter or path with a typo does not pass.
 ]]
+
+-- The options `iris-lua test` takes, for the reference's coverage check (docs/lua-api.md).
+M.OPTIONS = { "--filter", "--list", "--fail-fast", "--repeat", "--junit", "--timeout", "--help" }
 
 -- What is running on this rank: nil (a plain script), the file being loaded by the runner
 -- ({ phase = "loading", cases = {...} }) or a case ({ phase = "case", label = ... }).
@@ -48,39 +55,32 @@ local function seconds_text(s) return ("%g s"):format(s) end
 
 -- What the timeout of the running case raises (without a position: see on_error).
 local timed_out_text = nil
+-- The function of the running case: its traceback ends there.
+local case_function = nil
 
 -- The error handler of a case: keeps a skip as it is, turns an error into its message, kind and
 -- traceback.
+-- The frames of the case (iris's own left out: the runner's, and those the error was raised in),
+-- indented for the report.
 local function on_error(e)
   if getmetatable(e) == Skip then return e end
   local message = e
+  local stopped = e == timed_out_text or e == "interrupted!"
   if type(e) ~= "string" then
     local has_tostring = getmetatable(e) ~= nil and getmetatable(e).__tostring ~= nil
     message = has_tostring and tostring(e) or ("(error object is a %s value)"):format(type(e))
-  elseif e == timed_out_text or e == "interrupted!" then
+  elseif stopped then
     -- The timeout (or Ctrl-C) strikes wherever the case is, possibly inside iris: it is reported at
     -- the user's line.
     message = errors.where() .. e
   end
-  return { message = message, kind = errors.kind(message), traceback = debug.traceback("", 2),
-           ctrl_c = e == "interrupted!" }
-end
-
--- The frames that belong to the case: from where the error was raised (iris's own frames there
--- left out) up to where the runner called it.
-local function case_frames(traceback)
-  local frames = {}
-  for line in (traceback or ""):gmatch("[^\n]+") do
-    if line:find("^%s*%[C%]: in function 'xpcall'") then break end -- where the runner called the case
-    local raised_in_iris = #frames == 0 and (line:find("^%s*%[C%]:") or line:find("^%s*iris/"))
-    if line ~= "stack traceback:" and not raised_in_iris then frames[#frames + 1] = (line:gsub("^\t", "  ")) end
-  end
-  if #frames == 0 then return "" end
-  return "stack traceback:\n" .. concat(frames, "\n")
+  local traceback = errors.traceback(e, 2, stopped, case_function):gsub("\n\t", "\n  ")
+  return { message = message, kind = errors.kind(message), traceback = traceback, ctrl_c = e == "interrupted!" }
 end
 
 -- Runs fn under xpcall and disarms the timeout before anything else can run.
 local function guarded(fn, armed)
+  case_function = fn
   local ok, err = xpcall(fn, on_error)
   local fired = armed and C.iris_testing_disarm_timeout() == 1
   return ok, err, fired
@@ -116,7 +116,7 @@ local function run_case(fn, timeout, label)
       error(("%s (in %s)"):format(err.message, label), 0) -- Ctrl-C stops the run, not just the case
     end
     result.status, result.kind = "fail", err.kind
-    result.message, result.traceback = err.message, case_frames(err.traceback)
+    result.message, result.traceback = err.message, err.traceback or ""
     if fired and not result.message:find(timeout_message, 1, true) then
       result.message = result.message .. " (" .. timeout_message .. ")"
     end
@@ -329,7 +329,7 @@ end
 -- The runner
 
 local function parse_arguments(args)
-  local options = { filters = {}, timeout = DEFAULT_TIMEOUT, paths = {} }
+  local options = { filters = {}, timeout = DEFAULT_TIMEOUT, paths = {}, repeats = 1 }
   local i = 1
   while i <= #args do
     local arg = args[i]
@@ -350,6 +350,16 @@ local function parse_arguments(args)
       options.filters[#options.filters + 1] = value()
     elseif name == "--junit" then
       options.junit = value()
+    elseif name == "--list" then
+      options.list = true
+    elseif name == "--fail-fast" then
+      options.fail_fast = true
+    elseif name == "--repeat" then
+      local text = value()
+      options.repeats = tonumber(text)
+      if options.repeats == nil or options.repeats < 1 or options.repeats % 1 ~= 0 then
+        error(("--repeat takes a whole number of runs, 1 or more, got '%s'"):format(text), 0)
+      end
     elseif name == "--timeout" then
       local text = value()
       options.timeout = tonumber(text)
@@ -424,29 +434,56 @@ local function different_cases(extras)
     .. " (every rank must make the same iris.test calls in the same order)"
 end
 
+-- " (run 2 of 3)" after a case's label with --repeat, nothing without.
+local function run_suffix(run, repeats)
+  return repeats > 1 and (" (run %d of %d)"):format(run, repeats) or ""
+end
+
 -- Loads a file and runs its selected cases, reporting each and adding it to `records` (summary, JUnit).
+-- With --list, it only prints the labels of the cases it would run (and lists them in `records`).
+-- Returns false once a case failed under --fail-fast: the run stops there.
 local function run_file(path, options, records)
   local function record(name, label, outcome)
-    print_report(label, outcome)
-    records[#records + 1] = { file = path, name = name, outcome = outcome }
+    if options.list and outcome.status == "pass" then
+      if rank() == 0 then io.stdout:write(label, "\n") end
+    else
+      print_report(label, outcome)
+    end
+    records[#records + 1] = { file = path, name = name, label = label, outcome = outcome }
+    return not (options.fail_fast and outcome.status == "fail")
   end
-  local loaded, cases = load_file(path, options.timeout)
-  local outcome = agree("load " .. path, loaded, case_names(cases), different_cases)
-  -- A file that failed or skipped while loading is reported as a whole, whatever the filter says
-  -- about it; so is a file without cases (a plain script: running it was the test).
-  if outcome.status ~= "pass" or #cases == 0 then
-    if outcome.status ~= "pass" or selected(options.filters, path) then record(path, path, outcome) end
-    return
-  end
-  for index, case in ipairs(cases) do
-    local label = path .. ": " .. case.name
-    if selected(options.filters, label) then
-      running = { phase = "case", label = label }
-      local result = run_case(case.fn, options.timeout, label)
-      running = nil
-      record(case.name, label, agree(("case %d of %s"):format(index, path), result))
+  -- A file without cases (a plain script: running it was the test) runs again for each repeat.
+  for run = 1, options.repeats do
+    local loaded, cases = load_file(path, options.timeout)
+    local outcome = agree("load " .. path, loaded, case_names(cases), different_cases)
+    -- A file that failed or skipped while loading is reported as a whole, whatever the filter says
+    -- about it; so is a plain script.
+    if outcome.status ~= "pass" or #cases == 0 then
+      if outcome.status == "pass" and not selected(options.filters, path) then return true end
+      local suffix = outcome.status == "pass" and run_suffix(run, options.repeats) or ""
+      if not record(path .. suffix, path .. suffix, outcome) then return false end
+      if outcome.status ~= "pass" or options.list then return true end
+    else
+      for index, case in ipairs(cases) do
+        local label = path .. ": " .. case.name
+        if selected(options.filters, label) then
+          for case_run = 1, options.list and 1 or options.repeats do
+            local suffix = run_suffix(case_run, options.repeats)
+            local outcome = { status = "pass", ms = 0 }
+            if not options.list then
+              running = { phase = "case", label = label }
+              local result = run_case(case.fn, options.timeout, label)
+              running = nil
+              outcome = agree(("case %d of %s"):format(index, path), result)
+            end
+            if not record(case.name .. suffix, label .. suffix, outcome) then return false end
+          end
+        end
+      end
+      return true
     end
   end
+  return true
 end
 
 -- Checks what must hold on every rank before running anything; returns a problem or nil.
@@ -486,25 +523,48 @@ function M.main(...)
   if problem ~= nil then return usage_error(problem) end
 
   local records = {}
+  local started = C.iris_wall_time()
+  local stopped_early = false
   for _, path in ipairs(files) do
-    run_file(path, options, records)
+    local go_on = run_file(path, options, records)
     collectgarbage() -- on every rank at the same point: tensors of the file go back to the heap together
-  end
-
-  local counts = { pass = 0, fail = 0, skip = 0 }
-  for _, rec in ipairs(records) do counts[rec.outcome.status] = counts[rec.outcome.status] + 1 end
-  if rank() == 0 then
-    if #options.filters > 0 and #records == 0 then
-      io.stdout:write("no test case matches --filter ", concat(options.filters, " or "), "\n")
+    if not go_on then
+      stopped_early = true
+      break
     end
-    io.stdout:write(("%d passed, %d failed, %d skipped\n"):format(counts.pass, counts.fail, counts.skip))
+  end
+  return M.finish_run(options, records, C.iris_wall_time() - started, stopped_early, junit_file)
+end
+
+-- The end of a run (rank 0 prints): the summary line with the total time, and the exit code. A run in
+-- which no case matched fails: a mistyped filter or path must not pass in CI.
+function M.finish_run(options, records, seconds, stopped_early, junit_file)
+  local counts = { pass = 0, fail = 0, skip = 0 }
+  local matched = 0 -- a file that fails or skips while loading is reported whatever the filters say
+  for _, rec in ipairs(records) do
+    counts[rec.outcome.status] = counts[rec.outcome.status] + 1
+    if selected(options.filters, rec.label) then matched = matched + 1 end
+  end
+  local nothing = matched == 0
+  if rank() == 0 then
+    if nothing then
+      io.stdout:write(#options.filters > 0 and ("no test case matches --filter " .. concat(options.filters, " or "))
+        or "no test case found", " (a run without cases fails)\n")
+    end
+    if options.list then
+      io.stdout:write(("%d case%s\n"):format(counts.pass, counts.pass == 1 and "" or "s"))
+    else
+      if stopped_early then io.stdout:write("stopped at the first failure (--fail-fast)\n") end
+      io.stdout:write(("%d passed, %d failed, %d skipped in %.2f s\n"):format(counts.pass, counts.fail, counts.skip,
+        seconds))
+    end
     io.stdout:flush()
     if junit_file then
       junit_file:write(junit_xml(records))
       junit_file:close()
     end
   end
-  return counts.fail > 0 and errors.exit_code_of("assertion") or 0
+  return (counts.fail > 0 or nothing) and errors.exit_code_of("assertion") or 0
 end
 
 ---------------------------------------------------------------------------------------------------

@@ -58,7 +58,7 @@ local function count(what, value, name, maximum)
   return value
 end
 
-local START_OPTIONS = { file = true, device_events = true, host_events = true }
+M.START_OPTIONS = { "file", "device_events", "host_events" }
 
 -- Collective. `options`: the file, or {file=, device_events=, host_events=}.
 function M.start(options)
@@ -68,12 +68,7 @@ function M.start(options)
     errors.raise("invalid_argument", "%s(file or {file=, device_events=, host_events=}): got %s", what, describe(options))
   end
   options = options or {}
-  for key in pairs(options) do
-    if not START_OPTIONS[key] then
-      errors.raise("invalid_argument", "%s: unknown option '%s' (options: file, device_events, host_events)", what,
-        tostring(key))
-    end
-  end
+  errors.check_keys(options, M.START_OPTIONS, what)
   if options.file ~= nil and (type(options.file) ~= "string" or options.file == "") then
     errors.raise("invalid_argument", "%s: file must be a file name, got %s", what, describe(options.file))
   end

@@ -1,7 +1,7 @@
 #include "runtime/cpu/cpu_execution.hpp"
 
 #include <dlfcn.h>
-#include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,10 +10,13 @@
 #include <cstdlib>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <mutex>
 #include <random>
 #include <thread>
 
 #include "comm/comm.hpp"
+#include "core/activity.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -24,43 +27,66 @@
 namespace iris::runtime {
 namespace {
 
-// A kernel module: the shared object the host compiler built. It is written to a file of a name never
-// used before in this process, loaded, and the file removed at once (the mapping keeps the code): the
-// dynamic loader recognizes libraries by name, and a module it keeps loaded after dlclose (as it does
-// for objects with unique symbols) must never be mistaken for a new one.
+// A path under which the dynamic loader opens descriptor `fd` and that it has never been given before
+// in this process: it recognizes libraries by name, and a module it keeps loaded after dlclose (as it
+// does for objects with unique symbols) must never be mistaken for a new one whose descriptor got the
+// same number. "/proc/self/fd/N", then "/proc/self/fd/./N", "/proc/self/fd/././N", ...
+std::string fresh_loader_path(int fd) {
+  static std::mutex mutex;
+  static std::map<int, int> uses;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::string path = "/proc/self/fd/";
+  for (int k = uses[fd]++; k > 0; --k) path += "./";
+  return path + std::to_string(fd);
+}
+
+// A memory file holding `code`, which the loader can map executable.
+int memory_file_with(const std::vector<uint8_t>& code) {
+  int fd = -1;
+#ifdef MFD_EXEC
+  fd = memfd_create("iris-kernel-module", MFD_CLOEXEC | MFD_EXEC);  // kernels that seal memfds noexec by default
+#endif
+  if (fd < 0) fd = memfd_create("iris-kernel-module", MFD_CLOEXEC);
+  if (fd < 0) throw Error(Errc::environment, format("cannot create a memory file for a kernel module: %s", std::strerror(errno)));
+  size_t done = 0;
+  while (done < code.size()) {
+    const ssize_t n = write(fd, code.data() + done, code.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      close(fd);
+      throw Error(Errc::environment, format("writing a kernel module to memory: %s", std::strerror(error)));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return fd;
+}
+
+// A kernel module: the shared object the host compiler built, loaded from an anonymous memory file
+// (memfd) through /proc/self/fd: no file of a predictable name anywhere that another user could
+// create first (a denial of service) or replace. The descriptor stays open while the module lives.
 class CpuModule final : public Module {
  public:
-  explicit CpuModule(const std::vector<uint8_t>& code) {
-    static std::atomic<unsigned> counter{0};
-    const char* tmp = std::getenv("TMPDIR");
-    const std::string dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : (tmp != nullptr && *tmp != '\0' ? tmp : "/tmp");
-    const std::string path = format("%s/iris-lua-kernels-%ld-%u.so", dir.c_str(), static_cast<long>(getpid()),
-                                    counter.fetch_add(1));
-    const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0700);
-    if (fd < 0) throw Error(Errc::environment, format("cannot write a kernel module to %s: %s", path.c_str(), std::strerror(errno)));
-    size_t done = 0;
-    while (done < code.size()) {
-      const ssize_t n = write(fd, code.data() + done, code.size() - done);
-      if (n < 0) {
-        close(fd);
-        unlink(path.c_str());
-        throw Error(Errc::environment, format("writing a kernel module to %s: %s", path.c_str(), std::strerror(errno)));
-      }
-      done += static_cast<size_t>(n);
+  explicit CpuModule(const std::vector<uint8_t>& code) : fd_(memory_file_with(code)) {
+    handle_ = dlopen(fresh_loader_path(fd_).c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (handle_ == nullptr) {
+      const std::string why = dlerror();
+      close(fd_);
+      throw Error(Errc::internal, "cannot load a kernel module: " + why);
     }
-    close(fd);
-    handle_ = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    unlink(path.c_str());
-    if (handle_ == nullptr) throw Error(Errc::internal, std::string("cannot load a kernel module: ") + dlerror());
     using Bind = void (*)(const abi::CpuRuntime*);
     auto bind = reinterpret_cast<Bind>(dlsym(handle_, "__iris_cpu_bind"));
     if (bind == nullptr) {
       dlclose(handle_);
+      close(fd_);
       throw Error(Errc::internal, "kernel module without __iris_cpu_bind: not built with the iris device header");
     }
     bind(cpu::Executor::runtime_table());
   }
-  ~CpuModule() override { dlclose(handle_); }
+  ~CpuModule() override {
+    dlclose(handle_);
+    close(fd_);
+  }
 
   void* function(const std::string& symbol) override { return lookup(symbol); }
 
@@ -74,6 +100,7 @@ class CpuModule final : public Module {
     if (p == nullptr) throw Error(Errc::internal, "kernel module has no symbol " + symbol);
     return p;
   }
+  int fd_;
   void* handle_ = nullptr;
 };
 
@@ -139,6 +166,7 @@ std::unique_ptr<Module> CpuExecution::load_module(const std::vector<uint8_t>& co
 void CpuExecution::launch(Module&, void* function, const LaunchConfig& config, void** args,
                           const std::string& kernel_label, const MappedHostBuffer& mailbox) {
   synchronize();  // a faulted device runs nothing more
+  const activity::Scope running("running a kernel: " + kernel_label);  // what a hang report says of this rank
   const cpu::LaunchFault fault = executor().run(reinterpret_cast<cpu::KernelEntry>(function), args, config);
   if (!fault) return;
   if (fault.interrupted) stopped_by_interrupt(kernel_label);

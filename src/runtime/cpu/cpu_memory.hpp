@@ -1,10 +1,12 @@
-// The cpu backend's memory: the heap is a POSIX shared-memory segment per rank that every rank of the
-// node maps (see cpu_backend.hpp).
+// The cpu backend's memory: the heap is shared memory per rank that every rank of the node maps (see
+// cpu_backend.hpp).
 //
-// Segment names are "/iris-<job id>-r<rank>": the job id is unique per job and equal on every rank,
-// so jobs sharing a node never meet. The name exists only from allocate_heap() until peers_opened(),
-// which unlinks it once every rank has mapped every peer: from then on the memory lives only in the
-// mappings and disappears with the processes, however they end (even SIGKILL).
+// The memory never has a name: it is an unnamed file in /dev/shm (O_TMPFILE; memfd_create where the
+// kernel has no O_TMPFILE for tmpfs), so its size still counts against /dev/shm's limit. A peer opens it
+// through the owner's file descriptor, /proc/<pid>/fd/<fd> (pidfd_getfd where /proc refuses), which the
+// owner keeps open until every rank has mapped every peer (peers_opened()). From its creation on, the
+// memory lives only in open descriptors and mappings and disappears with the processes, however and
+// whenever they end (SIGKILL during iris.init included): there is no name to leave behind.
 #pragma once
 
 #include <cstddef>
@@ -35,15 +37,11 @@ struct CpuMemory {
     void* base = nullptr;
     size_t bytes = 0;
   };
-  void unlink_own_name();
+  void close_own_fd();
 
-  std::string own_name_;      // the segment's name while it has one
-  bool own_name_linked_ = false;
+  int own_fd_ = -1;  // the heap's file, open until every peer has opened it
   Mapping own_;
   std::vector<Mapping> peers_;
 };
-
-// "/iris-<job>-r<rank>": the shared-memory name of `rank`'s heap in job `job_id`.
-std::string cpu_heap_segment_name(const std::string& job_id, int rank);
 
 }  // namespace iris::runtime

@@ -38,6 +38,8 @@ struct Api {
   // Above 48 KiB, dynamic shared memory is an opt-in per kernel (set_max_dynamic_shared), up to the
   // device's opt-in maximum (227 KiB on H200), which the device limits already hold.
   static constexpr bool dynamic_shared_opt_in = true;
+  // Without MPS, the kernels of processes sharing a GPU run in turns (gpu/device_sharing.hpp).
+  static constexpr bool processes_take_turns = true;
   static constexpr FunctionAttribute kernel_max_threads = CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
   static constexpr FunctionAttribute kernel_static_shared = CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES;
   static constexpr FunctionAttribute kernel_dynamic_shared_allowed = CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
@@ -55,6 +57,9 @@ struct Api {
   Returned device_get(CUdevice* device, int ordinal) const { return {cu.cuDeviceGet(device, ordinal), "cuDeviceGet"}; }
   Returned device_pci_bus_id(char* id, int length, CUdevice device) const {
     return {cu.cuDeviceGetPCIBusId(id, length, device), "cuDeviceGetPCIBusId"};
+  }
+  Returned mps_enabled(int* enabled, CUdevice device) const {
+    return {cu.cuDeviceGetAttribute(enabled, CU_DEVICE_ATTRIBUTE_MPS_ENABLED, device), "cuDeviceGetAttribute"};
   }
 
   // --- memory: the heap, IPC, mapped host memory ---------------------------------------------------

@@ -19,6 +19,8 @@
 // (`template class gpu::GpuBackend<cuda::Api>;`); its other files see an `extern template` and do not.
 #pragma once
 
+#include <sys/stat.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <map>
@@ -30,6 +32,7 @@
 #include "core/log.hpp"
 #include "runtime/backend.hpp"
 #include "runtime/fault_report.hpp"
+#include "runtime/gpu/device_sharing.hpp"
 #include "runtime/gpu/launch_limits.hpp"
 #include "runtime/gpu/poll_wait.hpp"
 #include "runtime/gpu/vendor_call.hpp"
@@ -62,6 +65,9 @@ class GpuBackend : public Backend {
   bool host_addressable() const override { return false; }
 
   void synchronize() override { wait_stream("waiting for the GPU"); }
+  std::string kernels_in_flight() const override { return faults_.in_flight(); }
+  std::string device_identity() const override { return pci_bus_id(device_handle_); }
+  std::string shared_device_advice() const override;
   // load_module() is the vendor's.
   void launch(Module& module, void* function, const LaunchConfig& config, void** args,
               const std::string& kernel_label) override;
@@ -164,6 +170,21 @@ void GpuBackend<Api>::wait_stream(const char* what) {
   bind();
   check(poll_while(Api::not_ready, [&] { return calls.stream_query(stream_); }, what), what);
   faults_.drained();
+}
+
+// Where processes take turns on a GPU (Api::processes_take_turns: NVIDIA's, unless MPS serves them),
+// ranks sharing one are told how to start MPS.
+template <class Api>
+std::string GpuBackend<Api>::shared_device_advice() const {
+  if constexpr (!Api::processes_take_turns) {
+    return "";
+  } else {
+    int enabled = 0;
+    const Returned asked = calls.mps_enabled(&enabled, device_handle_);  // drivers before CUDA 12.x do not know
+    struct stat pipe;
+    const bool daemon = stat(mps_control_pipe().c_str(), &pipe) == 0;
+    return cuda_runs_processes_side_by_side(asked.status == Api::success, enabled, daemon) ? "" : mps_advice();
+  }
 }
 
 template <class Api>

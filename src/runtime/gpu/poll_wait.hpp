@@ -7,6 +7,7 @@
 #include <chrono>
 #include <thread>
 
+#include "comm/hang_report.hpp"
 #include "core/interrupt.hpp"
 
 namespace iris::runtime::gpu {
@@ -18,10 +19,12 @@ template <class Status, class Query>
 auto poll_while(Status not_ready, Query&& query, const char* what) {
   using Clock = std::chrono::steady_clock;
   const Clock::time_point start = Clock::now();
+  comm::hang::Wait waiting(what);  // a kernel waiting for ranks that never come: the hang report says so
   for (;;) {
     const auto returned = query();
     if (returned.status != not_ready) return returned;
     interrupt::check(what);
+    waiting.poll();
     const auto waited = Clock::now() - start;
     if (waited < std::chrono::microseconds(100)) continue;
     if (waited < std::chrono::milliseconds(10)) {

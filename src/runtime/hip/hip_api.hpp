@@ -38,6 +38,8 @@ struct Api {
   // AMD GPUs have no opt-in: the whole LDS (64 KiB), the device's shared memory limit, is available to
   // every kernel.
   static constexpr bool dynamic_shared_opt_in = false;
+  // The kernels of several processes on one AMD GPU share its hardware queues: nothing to start.
+  static constexpr bool processes_take_turns = false;
   static constexpr FunctionAttribute kernel_max_threads = HIP_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK;
   static constexpr FunctionAttribute kernel_static_shared = HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES;
 

@@ -4,6 +4,8 @@
 // backend's, as verified on H200s (hip::Api maps each call to its HIP twin). The device tests
 // (tests/gpu/device) run the same code on a real GPU.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +19,7 @@
 #include "core/error.hpp"
 #include "iris/impl/abi.h"
 #include "programs/registry.hpp"
+#include "runtime/gpu/device_sharing.hpp"
 #include "runtime/gpu/gpu_backend.hpp"
 #include "runtime/gpu/heap_handle.hpp"
 #include "runtime/gpu/execution.hpp"
@@ -37,6 +40,7 @@ struct FakeDriver {
   Calls calls;
   std::map<std::string, int> fail_next;  // call -> the status its next call returns
   float elapsed_ms = 2.5f;
+  int mps_enabled = 0;  // CU_DEVICE_ATTRIBUTE_MPS_ENABLED
 
   int answer(const char* call) {
     calls.push_back(call);
@@ -71,6 +75,7 @@ struct FakeApi {
   static constexpr Status not_ready = kNotReady;
   static constexpr Status not_found = kNotFound;
   static constexpr bool dynamic_shared_opt_in = true;
+  static constexpr bool processes_take_turns = true;
   static constexpr FunctionAttribute kernel_max_threads = 0;
   static constexpr FunctionAttribute kernel_static_shared = 1;
   static constexpr FunctionAttribute kernel_dynamic_shared_allowed = 2;
@@ -92,6 +97,10 @@ struct FakeApi {
   Returned device_pci_bus_id(char* id, int length, Device device) const {
     std::snprintf(id, length, "0000:%02d:00.0", device + 1);
     return call("cuDeviceGetPCIBusId");
+  }
+  Returned mps_enabled(int* enabled, Device) const {
+    *enabled = driver.mps_enabled;
+    return call("cuDeviceGetAttribute");
   }
   Returned mem_get_info(size_t* free_bytes, size_t* total_bytes) const {
     *free_bytes = size_t{1} << 30;
@@ -554,4 +563,62 @@ TEST_CASE("a heap too large for the GPU says how much is free", "[unit][gpu]") {
           "GPU hold a heap each); ask for less with iris.init{heap_size=} or IRIS_HEAP_SIZE");
   }
   CHECK(driver.calls == Calls{"allocate heap memory", "cuMemGetInfo"});
+}
+
+TEST_CASE("ranks sharing a GPU are told to start MPS unless the driver or a running daemon says it serves them",
+          "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  CHECK(backend.device_identity() == "0000:01:00.0");
+  // An MPS control daemon's pipe, in a directory of this test.
+  char dir[] = "/tmp/iris-mps-test-XXXXXX";
+  REQUIRE(mkdtemp(dir) != nullptr);
+  setenv("CUDA_MPS_PIPE_DIRECTORY", dir, 1);
+  const std::string pipe = std::string(dir) + "/control";
+
+  driver.calls.clear();
+  driver.mps_enabled = 0;
+  CHECK_THAT(backend.shared_device_advice(), Contains("CUDA MPS is not running") && Contains("nvidia-cuda-mps-control -d"));
+  CHECK(driver.calls == Calls{"cuDeviceGetAttribute"});
+  driver.mps_enabled = 1;
+  CHECK(backend.shared_device_advice() == "");
+  // A driver that does not know the attribute: the daemon's pipe decides.
+  driver.fail_next["cuDeviceGetAttribute"] = kInvalid;
+  CHECK_FALSE(backend.shared_device_advice().empty());
+  REQUIRE(mkfifo(pipe.c_str(), 0600) == 0);
+  driver.fail_next["cuDeviceGetAttribute"] = kInvalid;
+  CHECK(backend.shared_device_advice() == "");
+  unlink(pipe.c_str());
+  rmdir(dir);
+  unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+}
+
+TEST_CASE("the shared-GPU warning names which ranks share which GPU, once, and only when sharing costs",
+          "[unit][gpu]") {
+  using gpu::shared_device_warning;
+  const std::string advice = gpu::mps_advice();
+  const std::vector<std::string> names(4, "NVIDIA H200");
+  // 4 ranks on 2 GPUs, round robin, no MPS.
+  const std::string both = shared_device_warning({"0000:3b:00.0", "0000:5c:00.0", "0000:3b:00.0", "0000:5c:00.0"},
+                                                 names, {advice, advice, advice, advice});
+  CHECK(both == "ranks 0 and 2 share GPU 0000:3b:00.0 (NVIDIA H200); ranks 1 and 3 share GPU 0000:5c:00.0 (NVIDIA "
+                "H200), and " + advice);
+  CHECK_THAT(shared_device_warning({"0000:3b:00.0", "0000:3b:00.0", "0000:3b:00.0"}, names, {advice, advice, advice}),
+             Catch::StartsWith("ranks 0, 1 and 2 share GPU 0000:3b:00.0 (NVIDIA H200), and CUDA MPS is not running"));
+  // Under MPS, on separate GPUs, or on the cpu backend: nothing to say.
+  CHECK(shared_device_warning({"0000:3b:00.0", "0000:3b:00.0"}, names, {"", ""}) == "");
+  CHECK(shared_device_warning({"0000:3b:00.0", "0000:5c:00.0"}, names, {advice, advice}) == "");
+  CHECK(shared_device_warning({"", "", ""}, names, {"", "", ""}) == "");
+}
+
+TEST_CASE("the MPS decision: the driver's word when it has one, else the control daemon's pipe", "[unit][gpu]") {
+  using gpu::cuda_runs_processes_side_by_side;
+  CHECK(cuda_runs_processes_side_by_side(true, 1, false));
+  CHECK_FALSE(cuda_runs_processes_side_by_side(true, 0, true));  // a daemon serving another user or GPU
+  CHECK(cuda_runs_processes_side_by_side(false, 0, true));
+  CHECK_FALSE(cuda_runs_processes_side_by_side(false, 0, false));
+  setenv("CUDA_MPS_PIPE_DIRECTORY", "/somewhere/mps", 1);
+  CHECK(gpu::mps_control_pipe() == "/somewhere/mps/control");
+  unsetenv("CUDA_MPS_PIPE_DIRECTORY");
+  CHECK(gpu::mps_control_pipe() == "/tmp/nvidia-mps/control");
 }

@@ -134,7 +134,7 @@ TEST_CASE("a mailbox report names the wait, rank, address, last value and expect
   mailbox.waited_seconds = 10.0;
   std::strcpy(mailbox.what, "wait_until");
   CHECK(describe_mailbox(mailbox) ==
-        "wait_until on rank 3 gave up after 10.0 s: address 0x7f3a00001000 held -1, expected 42 (comparison 2)");
+        "wait_until on rank 3 gave up after 10.0 s: address 0x7f3a00001000 held -1, waited for a value < 42 (iris::Cmp::lt)");
 }
 
 TEST_CASE("a device fault names the GPU, the driver's error, the kernels in flight and the mailbox, and sticks",
@@ -156,7 +156,7 @@ TEST_CASE("a device fault names the GPU, the driver's error, the kernels in flig
   CHECK(message ==
         "device fault on GPU 1 (NVIDIA H200): CUDA_ERROR_LAUNCH_FAILED (unspecified launch failure), reported by "
         "cuStreamQuery; kernels launched since the last synchronization: put_ones (pattern.lua:12); wait_until on rank 1 "
-        "gave up after 10.0 s: address 0x1000 held 0, expected 1 (comparison 0); the GPU context is unusable now, the "
+        "gave up after 10.0 s: address 0x1000 held 0, waited for a value == 1 (iris::Cmp::eq); the GPU context is unusable now, the "
         "job ends");
   CHECK(faults.faulted());
   CHECK(error_message(Errc::device_fault, [&] { faults.throw_if_faulted(); }) == message);

@@ -1,0 +1,122 @@
+// Element-wise arithmetic in place: t:add_(x), t:sub_(x), t:mul_(x), t:div_(x) (src/lua/iris/tensor_math.lua).
+//
+// dst[i] = dst[i] op y, y the scalar or the element of src at the same index, over tensors of any
+// strides: the Lua side merges dimensions that are contiguous with each other into at most four, pads
+// them with size 1, and gives a broadcast dimension of src the stride 0. One kernel per dtype (not a
+// template: each instance of a template would compile the whole file again), each a grid-stride loop.
+// 16-bit floats and 8-, 16-bit integers compute in float or int, as C++ promotes them; the result is
+// converted back to the tensor's type.
+namespace {
+
+// The operations, numbered as tensor_math.lua numbers them.
+enum Operation : int { kAdd = 0, kSub = 1, kMul = 2, kDiv = 3 };
+
+template <class A>
+__device__ A combine(A x, A y, int op) {
+  switch (op) {
+    case kAdd: return x + y;
+    case kSub: return x - y;
+    case kMul: return x * y;
+    default: return x / y;
+  }
+}
+
+// T: the element type; A: the type the arithmetic is done in.
+template <class T, class A>
+__device__ void elementwise(T* dst, const T* src, T scalar, bool use_scalar, int op, long long n,
+                            long long s1, long long s2, long long s3, long long d0, long long d1, long long d2,
+                            long long d3, long long e0, long long e1, long long e2, long long e3) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    long long rest = i;
+    const long long i3 = rest % s3;
+    rest /= s3;
+    const long long i2 = rest % s2;
+    rest /= s2;
+    const long long i1 = rest % s1;
+    const long long i0 = rest / s1;
+    T* p = dst + i0 * d0 + i1 * d1 + i2 * d2 + i3 * d3;
+    const T y = use_scalar ? scalar : src[i0 * e0 + i1 * e1 + i2 * e2 + i3 * e3];
+    *p = static_cast<T>(combine(static_cast<A>(*p), static_cast<A>(y), op));
+  }
+}
+
+}  // namespace
+
+__global__ void elementwise_int8(int8_t* dst, const int8_t* src, int8_t scalar, bool use_scalar, int op, long long n,
+                                 long long s1, long long s2, long long s3, long long d0, long long d1,
+                                 long long d2, long long d3, long long e0, long long e1, long long e2, long long e3) {
+  elementwise<int8_t, int>(dst, src, scalar, use_scalar, op, n, s1, s2, s3, d0, d1, d2, d3, e0, e1, e2, e3);
+}
+
+__global__ void elementwise_uint8(uint8_t* dst, const uint8_t* src, uint8_t scalar, bool use_scalar, int op,
+                                  long long n, long long s1, long long s2, long long s3, long long d0,
+                                  long long d1, long long d2, long long d3, long long e0, long long e1, long long e2,
+                                  long long e3) {
+  elementwise<uint8_t, int>(dst, src, scalar, use_scalar, op, n, s1, s2, s3, d0, d1, d2, d3, e0, e1, e2, e3);
+}
+
+__global__ void elementwise_int16(int16_t* dst, const int16_t* src, int16_t scalar, bool use_scalar, int op,
+                                  long long n, long long s1, long long s2, long long s3, long long d0,
+                                  long long d1, long long d2, long long d3, long long e0, long long e1, long long e2,
+                                  long long e3) {
+  elementwise<int16_t, int>(dst, src, scalar, use_scalar, op, n, s1, s2, s3, d0, d1, d2, d3, e0, e1, e2, e3);
+}
+
+__global__ void elementwise_int32(int32_t* dst, const int32_t* src, int32_t scalar, bool use_scalar, int op,
+                                  long long n, long long s1, long long s2, long long s3, long long d0,
+                                  long long d1, long long d2, long long d3, long long e0, long long e1, long long e2,
+                                  long long e3) {
+  elementwise<int32_t, int32_t>(dst, src, scalar, use_scalar, op, n, s1, s2, s3, d0, d1, d2, d3, e0, e1, e2, e3);
+}
+
+__global__ void elementwise_uint32(uint32_t* dst, const uint32_t* src, uint32_t scalar, bool use_scalar, int op,
+                                   long long n, long long s1, long long s2, long long s3, long long d0,
+                                   long long d1, long long d2, long long d3, long long e0, long long e1, long long e2,
+                                   long long e3) {
+  elementwise<uint32_t, uint32_t>(dst, src, scalar, use_scalar, op, n, s1, s2, s3, d0, d1, d2, d3, e0, e1, e2,
+                                  e3);
+}
+
+__global__ void elementwise_int64(int64_t* dst, const int64_t* src, int64_t scalar, bool use_scalar, int op,
+                                  long long n, long long s1, long long s2, long long s3, long long d0,
+                                  long long d1, long long d2, long long d3, long long e0, long long e1, long long e2,
+                                  long long e3) {
+  elementwise<int64_t, int64_t>(dst, src, scalar, use_scalar, op, n, s1, s2, s3, d0, d1, d2, d3, e0, e1, e2, e3);
+}
+
+__global__ void elementwise_uint64(uint64_t* dst, const uint64_t* src, uint64_t scalar, bool use_scalar, int op,
+                                   long long n, long long s1, long long s2, long long s3, long long d0,
+                                   long long d1, long long d2, long long d3, long long e0, long long e1, long long e2,
+                                   long long e3) {
+  elementwise<uint64_t, uint64_t>(dst, src, scalar, use_scalar, op, n, s1, s2, s3, d0, d1, d2, d3, e0, e1, e2,
+                                  e3);
+}
+
+__global__ void elementwise_float16(iris::half* dst, const iris::half* src, iris::half scalar, bool use_scalar, int op,
+                                    long long n, long long s1, long long s2, long long s3, long long d0,
+                                    long long d1, long long d2, long long d3, long long e0, long long e1, long long e2,
+                                    long long e3) {
+  elementwise<iris::half, float>(dst, src, scalar, use_scalar, op, n, s1, s2, s3, d0, d1, d2, d3, e0, e1, e2, e3);
+}
+
+__global__ void elementwise_bfloat16(iris::bfloat16* dst, const iris::bfloat16* src, iris::bfloat16 scalar,
+                                     bool use_scalar, int op, long long n, long long s1, long long s2,
+                                     long long s3, long long d0, long long d1, long long d2, long long d3, long long e0,
+                                     long long e1, long long e2, long long e3) {
+  elementwise<iris::bfloat16, float>(dst, src, scalar, use_scalar, op, n, s1, s2, s3, d0, d1, d2, d3, e0, e1, e2,
+                                     e3);
+}
+
+__global__ void elementwise_float32(float* dst, const float* src, float scalar, bool use_scalar, int op, long long n,
+                                    long long s1, long long s2, long long s3, long long d0, long long d1,
+                                    long long d2, long long d3, long long e0, long long e1, long long e2, long long e3) {
+  elementwise<float, float>(dst, src, scalar, use_scalar, op, n, s1, s2, s3, d0, d1, d2, d3, e0, e1, e2, e3);
+}
+
+__global__ void elementwise_float64(double* dst, const double* src, double scalar, bool use_scalar, int op,
+                                    long long n, long long s1, long long s2, long long s3, long long d0,
+                                    long long d1, long long d2, long long d3, long long e0, long long e1, long long e2,
+                                    long long e3) {
+  elementwise<double, double>(dst, src, scalar, use_scalar, op, n, s1, s2, s3, d0, d1, d2, d3, e0, e1, e2, e3);
+}

@@ -1,0 +1,296 @@
+#include "comm/hang_report.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <thread>
+
+#include "core/env.hpp"
+#include "core/error.hpp"
+
+namespace iris::comm::hang {
+namespace {
+
+constexpr size_t kAnswerBytes = 16 * 1024;
+constexpr size_t kEndingBytes = 1024;
+// How long the asking rank waits for the answers before it prints what it has.
+constexpr double kAnswerSeconds = 3;
+// How long the watcher lets the Lua hook answer before it answers without a traceback.
+constexpr double kHookSeconds = 1;
+// How long a rank still runs after another gave up, before it ends itself.
+constexpr double kEndingGraceSeconds = 10;
+
+// The board in the node's shared memory: one header, one slot per node-local rank. Atomics of these
+// sizes are lock-free, hence usable between processes.
+struct Header {
+  std::atomic<uint32_t> asked;  // 1 once a rank asked where every rank is (once per job)
+  std::atomic<int32_t> asker;   // that rank
+  std::atomic<uint32_t> ending; // 1 once a rank gave up waiting: the job ends
+  char ending_text[kEndingBytes];
+};
+struct Slot {
+  std::atomic<uint32_t> answered;  // equal to Header::asked once `text` holds the answer
+  std::atomic<int32_t> rank;
+  char text[kAnswerBytes];
+};
+static_assert(std::atomic<uint32_t>::is_always_lock_free, "the board needs lock-free atomics");
+
+struct State {
+  Settings settings;
+  Header* header = nullptr;
+  Slot* slots = nullptr;
+  int rank = 0, size = 1, local_rank = 0, local_size = 1;
+  std::atomic<int> report_fd{STDERR_FILENO};
+  std::atomic<bool> in_wait{false};  // the main thread is in a Wait: it answers itself
+  std::atomic<bool> gave_up{false};  // this rank set `ending`
+
+  std::mutex sources_mutex;
+  std::function<std::string()> lua_traceback;
+  std::function<void()> request_lua_answer;
+  std::function<std::string()> kernels_in_flight;
+
+  // Main thread only: the report this rank asked for.
+  bool asking = false;
+  double asked_at = 0;
+  bool printed = false;
+};
+
+// Never destroyed: the watcher thread reads it until the process ends.
+State& state() {
+  static State* s = new State();
+  return *s;
+}
+
+Slot& own_slot() { return state().slots[state().local_rank]; }
+
+void write_all(const std::string& text) {
+  const int fd = state().report_fd.load();
+  for (size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+  }
+}
+
+std::string indented(const std::string& text) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    if (end > start) out += "    " + text.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
+
+template <class F>
+F source(F State::*member) {
+  std::lock_guard<std::mutex> lock(state().sources_mutex);
+  return state().*member;
+}
+
+// Writes this rank's answer to question `asked`, unless it gave one already.
+void answer(uint32_t asked, const std::string& doing, double seconds, const std::string& traceback,
+            const std::string& kernels) {
+  static std::mutex answering;  // the main thread and the watcher may both try
+  std::lock_guard<std::mutex> lock(answering);
+  Slot& slot = own_slot();
+  if (asked == 0 || slot.answered.load(std::memory_order_acquire) == asked) return;
+  std::string text = format("  rank %d (pid %d): %s for %.1f s\n", state().rank, static_cast<int>(getpid()),
+                            doing.c_str(), seconds);
+  text += indented(traceback);
+  if (!kernels.empty()) text += "    kernels in flight on its device: " + kernels + "\n";
+  std::snprintf(slot.text, sizeof slot.text, "%s", text.c_str());
+  slot.answered.store(asked, std::memory_order_release);
+}
+
+std::string call(const std::function<std::string()>& f) { return f ? f() : std::string(); }
+
+std::string seconds_setting(double seconds) { return seconds > 0 ? format("%g s", seconds) : std::string("0 (never)"); }
+
+void print_report(const std::string& doing, double waited) {
+  State& s = state();
+  std::string text = format("iris-lua: hang report (IRIS_HANG_REPORT=%s): rank %d has been %s for %.1f s; where "
+                            "every rank is:\n",
+                            seconds_setting(s.settings.report_after).c_str(), s.rank, doing.c_str(), waited);
+  for (int r = 0; r < s.local_size; ++r) {
+    const Slot& slot = s.slots[r];
+    if (slot.answered.load(std::memory_order_acquire) == 1) {
+      text += slot.text;
+    } else {
+      text += format("  rank %d: no answer within %.0f s (busy outside Lua and iris, or stopped)\n",
+                     slot.rank.load(), kAnswerSeconds);
+    }
+  }
+  if (s.local_size < s.size) text += "  (ranks on other nodes report on their node)\n";
+  text += s.settings.give_up_after > 0
+              ? format("The ranks keep waiting (one may be busy on purpose); once a rank has waited %s "
+                       "(IRIS_HANG_TIMEOUT) the job ends.\n",
+                       seconds_setting(s.settings.give_up_after).c_str())
+              : std::string("The ranks keep waiting (IRIS_HANG_TIMEOUT=0: for as long as it takes).\n");
+  write_all(text);
+}
+
+// The watcher thread: answers for a main thread that is not in a Wait, and ends this rank once another
+// gave up waiting and this one is still running.
+void watch() {
+  State& s = state();
+  bool hook_requested = false;
+  double hook_requested_at = 0, ending_seen_at = 0;
+  uint32_t handled = 0;
+  for (;;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    const double now = activity::clock_seconds();
+    const uint32_t asked = s.header->asked.load(std::memory_order_acquire);
+    if (asked != 0 && handled != asked && !s.in_wait.load()) {
+      const activity::Now doing = activity::current();
+      if (own_slot().answered.load(std::memory_order_acquire) == asked) {
+        handled = asked;
+      } else if (!doing.what.empty()) {
+        answer(asked, doing.what, doing.seconds, "", "");
+        handled = asked;
+      } else if (!hook_requested) {
+        if (auto request = source(&State::request_lua_answer)) request();
+        hook_requested = true;
+        hook_requested_at = now;
+      } else if (now - hook_requested_at > kHookSeconds) {
+        answer(asked, "running Lua", doing.seconds,
+               "no traceback: the Lua code does not stop for one (a loop the JIT compiled, or a C function; "
+               "jit.off() on the function shows where it is)",
+               "");
+        handled = asked;
+      }
+    }
+    if (s.header->ending.load(std::memory_order_acquire) == 1 && ending_seen_at == 0) {
+      ending_seen_at = now;
+      if (!s.gave_up.load()) {
+        const activity::Now doing = activity::current();
+        write_all(format("iris-lua[rank %d]: the job ends: %s; this rank was %s for %.1f s\n", s.rank,
+                         s.header->ending_text, doing.what.empty() ? "running Lua" : doing.what.c_str(),
+                         doing.seconds));
+      }
+    }
+    if (ending_seen_at != 0 && now - ending_seen_at > kEndingGraceSeconds) {
+      std::fflush(stdout);
+      std::_Exit(1);
+    }
+  }
+}
+
+double seconds_variable(env::Var var, double fallback) {
+  const auto text = env::get(var);
+  if (!text) return fallback;
+  char* end = nullptr;
+  const double seconds = std::strtod(text->c_str(), &end);
+  if (end == text->c_str() || *end != '\0' || !(seconds >= 0) || seconds > 1e9) {
+    throw Error(Errc::environment, format("%s must be a number of seconds (0: never), got '%s'", env::info(var).name,
+                                          text->c_str()));
+  }
+  return seconds;
+}
+
+}  // namespace
+
+Settings settings_from_environment() {
+  Settings s;
+  s.report_after = seconds_variable(env::Var::hang_report, s.report_after);
+  s.give_up_after = seconds_variable(env::Var::hang_timeout, s.give_up_after);
+  return s;
+}
+
+size_t board_bytes(int local_size) { return sizeof(Header) + static_cast<size_t>(local_size) * sizeof(Slot); }
+
+void start(const Settings& settings, void* board, int rank, int size, int local_rank, int local_size) {
+  State& s = state();
+  if (s.header != nullptr) return;
+  if (board == nullptr) board = std::calloc(1, board_bytes(local_size));
+  s.settings = settings;
+  s.rank = rank;
+  s.size = size;
+  s.local_rank = local_rank;
+  s.local_size = local_size;
+  s.slots = reinterpret_cast<Slot*>(static_cast<char*>(board) + sizeof(Header));
+  s.slots[local_rank].rank.store(rank);
+  s.header = static_cast<Header*>(board);
+  std::thread(watch).detach();
+}
+
+void set_lua_sources(std::function<std::string()> lua_traceback, std::function<void()> request_lua_answer) {
+  std::lock_guard<std::mutex> lock(state().sources_mutex);
+  state().lua_traceback = std::move(lua_traceback);
+  state().request_lua_answer = std::move(request_lua_answer);
+}
+
+void set_kernels_in_flight(std::function<std::string()> kernels_in_flight) {
+  std::lock_guard<std::mutex> lock(state().sources_mutex);
+  state().kernels_in_flight = std::move(kernels_in_flight);
+}
+
+void answer_from_lua(const std::string& traceback) {
+  State& s = state();
+  if (s.header == nullptr) return;
+  const activity::Now doing = activity::current();
+  answer(s.header->asked.load(std::memory_order_acquire), "running Lua", doing.seconds, traceback,
+         call(source(&State::kernels_in_flight)));
+}
+
+void set_report_fd(int fd) { state().report_fd.store(fd >= 0 ? fd : STDERR_FILENO); }
+
+Wait::Wait(std::string doing)
+    : doing_(std::move(doing)),
+      activity_(doing_),
+      started_(activity::clock_seconds()),
+      outer_(!state().in_wait.exchange(true)) {}
+
+Wait::~Wait() {
+  if (outer_) state().in_wait.store(false);
+}
+
+void Wait::poll() {
+  State& s = state();
+  if (s.header == nullptr) return;
+  const double now = activity::clock_seconds();
+  const double waited = now - started_;
+  uint32_t asked = s.header->asked.load(std::memory_order_acquire);
+  if (asked == 0 && s.settings.report_after > 0 && waited >= s.settings.report_after) {
+    uint32_t none = 0;
+    if (s.header->asked.compare_exchange_strong(none, 1)) {
+      s.header->asker.store(s.rank);
+      s.asking = true;
+      s.asked_at = now;
+    }
+    asked = s.header->asked.load(std::memory_order_acquire);
+  }
+  if (asked != 0 && own_slot().answered.load(std::memory_order_acquire) != asked) {
+    answer(asked, doing_, waited, call(source(&State::lua_traceback)),
+           call(source(&State::kernels_in_flight)));
+  }
+  if (s.asking && !s.printed) {
+    bool all = true;
+    for (int r = 0; r < s.local_size; ++r) all = all && s.slots[r].answered.load(std::memory_order_acquire) == asked;
+    if (all || now - s.asked_at > kAnswerSeconds) {
+      s.printed = true;
+      print_report(doing_, waited);
+    }
+  }
+  if (s.settings.give_up_after > 0 && waited >= s.settings.give_up_after) {
+    const std::string why = format("rank %d gave up after %.0f s %s (IRIS_HANG_TIMEOUT=%g)", s.rank, waited,
+                                   doing_.c_str(), s.settings.give_up_after);
+    uint32_t running = 0;
+    if (s.header->ending.compare_exchange_strong(running, 2)) {
+      std::snprintf(s.header->ending_text, sizeof s.header->ending_text, "%s", why.c_str());
+      s.gave_up.store(true);
+      s.header->ending.store(1, std::memory_order_release);
+    }
+    throw Error(Errc::hang, format("gave up after %.0f s %s (IRIS_HANG_TIMEOUT=%g): the job ends%s", waited,
+                                   doing_.c_str(), s.settings.give_up_after,
+                                   asked != 0 ? "; the hang report above says where every rank was" : ""));
+  }
+}
+
+}  // namespace iris::comm::hang

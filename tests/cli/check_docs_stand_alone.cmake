@@ -1,0 +1,27 @@
+# README.md and docs/*.md stand alone (issue 13): nothing outside the repository is referred to (the
+# contract pages of the project's own workspace are not there for users), and every relative link
+# points at a file that exists.
+file(GLOB pages ${ROOT}/docs/*.md)
+list(APPEND pages ${ROOT}/README.md)
+foreach(page IN LISTS pages)
+  file(READ ${page} text)
+  foreach(outside "../shared" "shared/API.md" "/work/")
+    string(FIND "${text}" "${outside}" at)
+    if(NOT at EQUAL -1)
+      message(FATAL_ERROR "${page} refers to ${outside}, outside the repository")
+    endif()
+  endforeach()
+  get_filename_component(dir ${page} DIRECTORY)
+  string(REGEX MATCHALL "\\]\\(([^)#:]+)[^)]*\\)" links "${text}")
+  foreach(link IN LISTS links)
+    string(REGEX REPLACE "^\\]\\(([^)#]+).*\\)$" "\\1" target "${link}")
+    if(target MATCHES "^[a-z]+:")
+      continue()  # a web address
+    endif()
+    if(NOT EXISTS ${dir}/${target})
+      message(FATAL_ERROR "${page} links to ${target}, which does not exist")
+    endif()
+  endforeach()
+endforeach()
+list(LENGTH pages count)
+message(STATUS "${count} pages stand alone")
