@@ -12,16 +12,8 @@ ex.run {
   name = "07_gemm_all_scatter",
   about = "each rank computes its columns of C = A B and stores each tile into every rank as it is done",
   what = "ctx.ops.matmul_all_gather, dim 2, push",
-  shapes = function(o, W)
-    local n = ex.divides(o.n, W, "--n")
-    return { a = { o.m, o.k }, b = { o.k, n }, c = { o.m, o.n }, bulk = { o.m, n } }
-  end,
+  base = ex.ALL_SCATTER,
   fused = function(ctx, t, o)
     ctx.ops.matmul_all_gather(t.c, t.a, t.b, { dim = 2, variant = "push", blocks = o.options.blocks })
-  end,
-  bulk_name = "ctx.ops.matmul, then ctx.ccl.all_gather (dim 2)",
-  bulk = function(ctx, t, o)
-    ctx.ops.matmul(t.bulk, t.a, t.b, { blocks = o.options.blocks })
-    ctx.ccl.all_gather(t.expected, t.bulk, { dim = 2 })
   end,
 }

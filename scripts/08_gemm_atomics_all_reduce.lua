@@ -11,16 +11,6 @@ local ex = require "ops_example"
 ex.run {
   name = "08_gemm_atomics_all_reduce",
   about = "C = sum over the ranks of A_r B_r, each tile added atomically into every rank's C as it is done",
-  what = "ctx.ops.matmul_all_reduce",
+  base = ex.ALL_REDUCE,
   variants = { "atomic", "spinlock" },
-  shapes = function(o, W)
-    local k = ex.divides(o.k, W, "--k")
-    return { a = { o.m, k }, b = { k, o.n }, c = { o.m, o.n }, bulk = { o.m, o.n } }
-  end,
-  fused = function(ctx, t, o) ctx.ops.matmul_all_reduce(t.c, t.a, t.b, o.options) end,
-  bulk_name = "ctx.ops.matmul, then ctx.ccl.all_reduce",
-  bulk = function(ctx, t, o)
-    ctx.ops.matmul(t.bulk, t.a, t.b, { blocks = o.options.blocks })
-    ctx.ccl.all_reduce(t.expected, t.bulk)
-  end,
 }

@@ -14,17 +14,6 @@ ex.run {
   about = "GEMM blocks flag finished tiles; communication blocks of the same kernel send them to every rank",
   what = "ctx.ops.matmul_all_gather, dim 2, specialized",
   comm_blocks = true,
-  shapes = function(o, W)
-    local n = ex.divides(o.n, W, "--n")
-    return { a = { o.m, o.k }, b = { o.k, n }, c = { o.m, o.n }, bulk = { o.m, n } }
-  end,
-  fused = function(ctx, t, o)
-    ctx.ops.matmul_all_gather(t.c, t.a, t.b, { dim = 2, variant = "specialized", blocks = o.options.blocks,
-      comm_blocks = o.comm_blocks })
-  end,
-  bulk_name = "ctx.ops.matmul, then ctx.ccl.all_gather (dim 2)",
-  bulk = function(ctx, t, o)
-    ctx.ops.matmul(t.bulk, t.a, t.b, { blocks = o.options.blocks })
-    ctx.ccl.all_gather(t.expected, t.bulk, { dim = 2 })
-  end,
+  base = ex.ALL_SCATTER,
+  fused = ex.all_scatter_specialized,
 }

@@ -12,10 +12,7 @@ ex.run {
   name = "12_gemm_all_scatter_bulk_synchronous",
   about = "a GEMM of this rank's columns, a barrier, then an all-scatter of them to every rank",
   fused_name = "bulk-synchronous: ctx.ops.matmul, ctx:barrier(), all_gather",
-  shapes = function(o, W)
-    local n = ex.divides(o.n, W, "--n")
-    return { a = { o.m, o.k }, b = { o.k, n }, c = { o.m, o.n }, bulk = { o.m, n } }
-  end,
+  base = ex.ALL_SCATTER,
   -- The script's subject comes first; the fused op is what it is compared with and validated against.
   fused = function(ctx, t, o)
     ctx.ops.matmul(t.bulk, t.a, t.b, { blocks = o.options.blocks })

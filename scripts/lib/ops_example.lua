@@ -24,7 +24,12 @@ local ELEMENT_SIZE = { float16 = 2, bfloat16 = 2, float32 = 4 }
 --                    example without a GEMM (reported as GB/s)
 --   what             the fused call (named in the first row), or fused_name: the first row's whole name
 --   bulk_name        the second row's name (what the first is validated against)
+--   base             a table of the fields above shared with other examples (M.ALL_SCATTER, M.ALL_REDUCE):
+--                    those the description leaves out come from it
 function M.run(ex)
+  for key, value in pairs(ex.base or {}) do
+    if ex[key] == nil then ex[key] = value end
+  end
   local gpu_defaults = iris.options.expects_gpu()
   local declared = {
     { "m", SIZES.cpu.m, "rows of A and C (Iris's -m)", gpu = SIZES.gpu.m, min = 1 },
@@ -117,6 +122,42 @@ function M.run(ex)
     setting = { ranks = W, backend = ctx.backend, device = ctx.device_name, m = o.m, n = o.n, k = o.k,
       dtype = o.dtype, variant = o.variant, validated = validated } })
 end
+
+-- Examples 07, 10, 11 and 12: each rank computes the columns of C of its block of B's columns (A whole),
+-- and every rank gets all of C; the bulk-synchronous way is our GEMM, then ctx.ccl.all_gather along dim 2.
+M.ALL_SCATTER = {
+  shapes = function(o, W)
+    local n = M.divides(o.n, W, "--n")
+    return { a = { o.m, o.k }, b = { o.k, n }, c = { o.m, o.n }, bulk = { o.m, n } }
+  end,
+  bulk_name = "ctx.ops.matmul, then ctx.ccl.all_gather (dim 2)",
+  bulk = function(ctx, t, o)
+    ctx.ops.matmul(t.bulk, t.a, t.b, { blocks = o.options.blocks })
+    ctx.ccl.all_gather(t.expected, t.bulk, { dim = 2 })
+  end,
+}
+
+-- Examples 10 and 11: GEMM blocks flag finished tiles, --comm_blocks blocks send them to every rank.
+function M.all_scatter_specialized(ctx, t, o)
+  ctx.ops.matmul_all_gather(t.c, t.a, t.b, { dim = 2, variant = "specialized", blocks = o.options.blocks,
+    comm_blocks = o.comm_blocks })
+end
+
+-- Examples 08, 09 and 15: each rank holds a slice of K (its columns of A, its rows of B), C is the sum of
+-- the ranks' products; the bulk-synchronous way is our GEMM, then ctx.ccl.all_reduce.
+M.ALL_REDUCE = {
+  what = "ctx.ops.matmul_all_reduce",
+  shapes = function(o, W)
+    local k = M.divides(o.k, W, "--k")
+    return { a = { o.m, k }, b = { k, o.n }, c = { o.m, o.n }, bulk = { o.m, o.n } }
+  end,
+  fused = function(ctx, t, o) ctx.ops.matmul_all_reduce(t.c, t.a, t.b, o.options) end,
+  bulk_name = "ctx.ops.matmul, then ctx.ccl.all_reduce",
+  bulk = function(ctx, t, o)
+    ctx.ops.matmul(t.bulk, t.a, t.b, { blocks = o.options.blocks })
+    ctx.ccl.all_reduce(t.expected, t.bulk)
+  end,
+}
 
 -- A usage error unless `value` divides by the ranks (the examples split a dimension among them).
 function M.divides(value, W, what)

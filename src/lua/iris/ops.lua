@@ -77,6 +77,15 @@ local function check_operands(what, out, a, b)
   return a._dt, { out_rows, out_cols }, { a_rows, a_cols }, { b_rows, b_cols }
 end
 
+-- out, a, b for a product a b (b's rows are a's columns): the dtype and m, n, k.
+local function product_operands(what, out, a, b)
+  local dt, _, sa, sb = check_operands(what, out, a, b)
+  if sb[1] ~= sa[2] then
+    errors.raise("invalid_argument", "%s: A is %s and B %s; B needs %d rows", what, shape_text(a), shape_text(b), sa[2])
+  end
+  return dt, sa[1], sb[2], sa[2]
+end
+
 local function expect_shape(what, name, t, rows, cols, why)
   if t._shape[1] ~= rows or t._shape[2] ~= cols then
     errors.raise("invalid_argument", "%s: %s has shape %s; %s makes it %s", what, name, shape_text(t), why,
@@ -190,10 +199,7 @@ function M.new(ctx)
   -- out = a b on this rank alone (the GEMM of the bulk-synchronous baselines).
   function ops.matmul(out, a, b, opts)
     local what = "ctx.ops.matmul"
-    local dt, _, sa, sb = check_operands(what, out, a, b)
-    local m, k, n = sa[1], sa[2], sb[2]
-    if sb[1] ~= k then errors.raise("invalid_argument", "%s: A is %s and B %s; B needs %d rows", what, shape_text(a),
-      shape_text(b), k) end
+    local dt, m, n, k = product_operands(what, out, a, b)
     expect_shape(what, "out", out, m, n, "A x B")
     local o = read_options(what, "matmul", opts)
     -- Not collective (one rank may multiply alone), so the grid is this device's own.
@@ -206,10 +212,7 @@ function M.new(ctx)
   -- out = the sum over the ranks of a_r b_r (Iris's matmul_all_reduce: A differs per rank).
   function ops.matmul_all_reduce(out, a, b, opts)
     local what = "ctx.ops.matmul_all_reduce"
-    local dt, _, sa, sb = check_operands(what, out, a, b)
-    local m, k, n = sa[1], sa[2], sb[2]
-    if sb[1] ~= k then errors.raise("invalid_argument", "%s: A is %s and B %s; B needs %d rows", what, shape_text(a),
-      shape_text(b), k) end
+    local dt, m, n, k = product_operands(what, out, a, b)
     expect_shape(what, "out", out, m, n, "A x B")
     local o = read_options(what, "matmul_all_reduce", opts)
     local blocks = grid(what, o, tiles_of(m, n))
@@ -223,10 +226,7 @@ function M.new(ctx)
   -- all-scatter of example 07: each rank computes a block of columns).
   function ops.matmul_all_gather(out, a, b, opts)
     local what = "ctx.ops.matmul_all_gather"
-    local dt, _, sa, sb = check_operands(what, out, a, b)
-    local m, k, n = sa[1], sa[2], sb[2]
-    if sb[1] ~= k then errors.raise("invalid_argument", "%s: A is %s and B %s; B needs %d rows", what, shape_text(a),
-      shape_text(b), k) end
+    local dt, m, n, k = product_operands(what, out, a, b)
     local o = read_options(what, "matmul_all_gather", opts)
     local W = ctx.world_size
     expect_shape(what, "out", out, o.dim == 1 and W * m or m, o.dim == 1 and n or W * n,
@@ -270,10 +270,7 @@ function M.new(ctx)
   -- (MPI, NCCL, torch), where Iris's keeps the whole shape and writes the rank's tiles.
   function ops.matmul_reduce_scatter(out, a, b, opts)
     local what = "ctx.ops.matmul_reduce_scatter"
-    local dt, _, sa, sb = check_operands(what, out, a, b)
-    local m, k, n = sa[1], sa[2], sb[2]
-    if sb[1] ~= k then errors.raise("invalid_argument", "%s: A is %s and B %s; B needs %d rows", what, shape_text(a),
-      shape_text(b), k) end
+    local dt, m, n, k = product_operands(what, out, a, b)
     local o = read_options(what, "matmul_reduce_scatter", opts)
     local W = ctx.world_size
     local along = o.dim == 1 and m or n
