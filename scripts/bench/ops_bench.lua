@@ -58,7 +58,7 @@ local element = dtype == "float32" and 4 or 2
 -- The largest shape's operands: A, B, a gathered A, C, a partial C and the fused result, each at most M K,
 -- K N or M N; and the ops' own workspaces (another M x N, an M x K).
 local heap = 0
-for _, s in ipairs(shapes) do heap = math.max(heap, (3 * s.m * s.k + s.k * s.n + 4 * s.m * s.n) * element) end
+for _, s in ipairs(shapes) do heap = math.max(heap, (4 * s.m * s.k + s.k * s.n + 4 * s.m * s.n) * element) end
 local ctx = iris.init { heap_size = heap + 64 * 1024 * 1024 }
 local me = ctx.rank
 
@@ -80,8 +80,27 @@ end
 
 -- ---- the vendor: cuBLAS and NCCL ----------------------------------------------------------------------
 
-local vendor = { why = "the " .. ctx.backend .. " backend has no vendor GEMM (cuBLAS on cuda only)" }
+-- Each is usable only when every rank has it: one rank without it takes it away from all.
+local function agreed(ok, reason)
+  for r = 0, W - 1 do
+    local theirs = ctx:broadcast({ ok = ok, reason = reason }, r)
+    if not theirs.ok and ok then ok, reason = false, ("rank %d: %s"):format(r, theirs.reason) end
+  end
+  return ok, reason
+end
+
+-- cuBLAS: the GEMM alone, and the vendor column with NCCL.
+local cublas = { why = "the " .. ctx.backend .. " backend has no vendor GEMM (cuBLAS on cuda only)" }
 if ctx.backend == "cuda" then
+  local probe = ctx:zeros({ 1, 1 }, dtype)
+  local ok = C.iris_reference_gemm(dtype, 1, 1, 1, probe:data_ptr(), 1, probe:data_ptr(), 1, 0, probe:data_ptr(), 1,
+    1) == 0
+  local why
+  ok, why = agreed(ok, not ok and ffi.string(C.iris_last_error()) or nil)
+  cublas = { ok = ok, why = why }
+end
+local vendor = { why = cublas.why }
+if cublas.ok then
   local id, out = ffi.new("uint8_t[128]"), ffi.new("iris_reference*[1]")
   local ok, reason = true, nil
   if me == 0 and C.iris_reference_unique_id("nccl", id, 128) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
@@ -91,19 +110,10 @@ if ctx.backend == "cuda" then
     ffi.copy(id, shared.id, 128)
     if C.iris_reference_open("nccl", id, 128, out) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
   end
-  for r = 0, W - 1 do -- one rank that could not open it takes it away from all
-    local theirs = ctx:broadcast({ ok = ok, reason = reason }, r)
-    if not theirs.ok and ok then ok, reason = false, ("rank %d: %s"):format(r, theirs.reason) end
-  end
-  if ok then
-    local probe = ctx:zeros({ 1, 1 }, dtype)
-    if C.iris_reference_gemm(dtype, 1, 1, 1, probe:data_ptr(), 1, probe:data_ptr(), 1, 0, probe:data_ptr(), 1, 1) ~= 0 then
-      ok, reason = false, ffi.string(C.iris_last_error())
-    end
-    ok = slowest(ok and 0 or 1) == 0 and ok
-    if not ok and not reason then reason = "cuBLAS failed on another rank" end
-  end
-  vendor = ok and { handle = out[0] } or { why = reason }
+  local opened = ok
+  ok, reason = agreed(ok, reason)
+  if opened and not ok then C.iris_reference_close(out[0]) end
+  vendor = ok and { handle = out[0] } or { why = "NCCL: " .. tostring(reason) }
 end
 
 local function gemm(out, a, b, beta)
@@ -186,6 +196,7 @@ if me == 0 then
   print(("ops_bench on %d rank%s, backend %s (%s, ctx:get_cu_count() %d), %s, median of %d calls"):format(W,
     W == 1 and "" or "s", ctx.backend, ctx.device_name or "?", ctx:get_cu_count(), dtype, options.iters))
   print("vendor: " .. (vendor.handle and "cuBLAS then NCCL" or "none: " .. vendor.why))
+  if cublas.ok and not vendor.handle then print("the GEMM alone is compared with cuBLAS") end
   print("bulk copy from <= 16 SMs (cp.async.bulk / TMA): not built; the fused ops communicate with the blocks' own "
     .. "stores (docs/ops.md, 'What is missing')")
 end
@@ -235,7 +246,7 @@ for _, s in ipairs(shapes) do
   local a, b, c = ctx:randint(-2, 3, { s.m, s.k / W }, dtype, 3), ctx:randint(-2, 3, { s.k / W, s.n }, dtype, 4),
     ctx:zeros({ s.m, s.n }, dtype)
   local ours = timed(function() ctx.ops.matmul(c, a, b) end)
-  local theirs = vendor.handle and timed(function() gemm(c, a, b) end) or nil
+  local theirs = cublas.ok and timed(function() gemm(c, a, b) end) or nil
   local local_flops = 2 * s.m * s.n * s.k / W
   if me == 0 then
     print(("  %-22s %s %8.4g %10s %s %8s %8s %s"):format("GEMM alone (M N K/W)", fmt(ours), local_flops / (ours * 1e9),
