@@ -63,17 +63,3 @@ function(iris_generate_cdef output)
     COMMENT "Generating the FFI declarations (iris.cdef)"
     VERBATIM)
 endfunction()
-
-# iris_embed_text(<output.lua> <text file>)
-#
-# Writes a Lua module returning the text file's contents as one string (cmake/embed_text.lua), to embed
-# with iris_embed_lua(... GENERATED ...): docs/lua-api.md becomes iris.reference_text, the one source of
-# both the page and the REPL's help().
-function(iris_embed_text output input)
-  add_custom_command(
-    OUTPUT ${output}
-    COMMAND ${LUAJIT_EXECUTABLE} ${PROJECT_SOURCE_DIR}/cmake/embed_text.lua ${input} ${output}
-    DEPENDS ${input} ${PROJECT_SOURCE_DIR}/cmake/embed_text.lua
-    COMMENT "Embedding ${input}"
-    VERBATIM)
-endfunction()

@@ -23,13 +23,17 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
     const int to = team.rank_of(static_cast<int>(blockIdx.x) % team.size);
     const View<T> mine = dst.chunk(team.index);
     for (int64_t t = blockIdx.x / team.size; t < tiles; t += per_member) {
-      copy_tile(team.ctx, tile(t, src, block_m, block_n), src, team.rank(), mine, to);
+      const Tile tl = tile(t, src, block_m, block_n);
+      const detail::TileEvent traced(iris::event::copy, tl, sizeof(T));
+      copy_tile(team.ctx, tl, src, team.rank(), mine, to);
     }
     return;
   }
   uint64_t ordinal = 0;
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
-    all_gather(team, tile(t, src, block_m, block_n), src, dst, detail::CallSync{&call, ordinal++});
+    const Tile tl = tile(t, src, block_m, block_n);
+    const detail::TileEvent traced(iris::event::copy, tl, sizeof(T));
+    all_gather(team, tl, src, dst, detail::CallSync{&call, ordinal++});
   }
 }
 

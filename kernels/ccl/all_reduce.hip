@@ -20,12 +20,15 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
   if (variant == detail::variant::two_shot) {
     for (int64_t t = team.index + static_cast<int64_t>(blockIdx.x) * team.size; t < tiles;
          t += static_cast<int64_t>(gridDim.x) * team.size) {
-      all_reduce_two_shot(team, tile(t, dst, block_m, block_n), src, dst, detail::CallSync{&call, ordinal++}, op);
+      const Tile tl = tile(t, dst, block_m, block_n);
+      const detail::TileEvent traced(iris::event::reduce, tl, sizeof(T));
+      all_reduce_two_shot(team, tl, src, dst, detail::CallSync{&call, ordinal++}, op);
     }
     return;
   }
   for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const Tile tl = tile(t, dst, block_m, block_n);
+    const detail::TileEvent traced(iris::event::reduce, tl, sizeof(T));
     const detail::CallSync sync{&call, ordinal++};
     switch (variant) {
       case detail::variant::ring: all_reduce_ring(team, tl, src, dst, sync, op); break;

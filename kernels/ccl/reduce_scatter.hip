@@ -16,7 +16,9 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
   const View<T> dst = view(out, rows, cols, out_stride);
   uint64_t ordinal = 0;
   for (int64_t t = blockIdx.x; t < dst.tiles(block_m, block_n); t += gridDim.x) {
-    reduce_scatter(call.team, tile(t, dst, block_m, block_n), src, dst, detail::CallSync{&call, ordinal++}, op);
+    const Tile tl = tile(t, dst, block_m, block_n);
+    const detail::TileEvent traced(iris::event::reduce, tl, sizeof(T));
+    reduce_scatter(call.team, tl, src, dst, detail::CallSync{&call, ordinal++}, op);
   }
 }
 

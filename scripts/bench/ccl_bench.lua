@@ -86,40 +86,12 @@ end
 
 -- ---- the reference ----------------------------------------------------------------------------------
 
-local reference = { name = "none" }
-do
-  local kind = ctx.backend == "cuda" and "nccl" or ctx.backend == "hip" and "rccl" or "mpi"
-  local id = ffi.new("uint8_t[128]")
-  local ok, reason = true, nil
-  if kind ~= "mpi" then
-    if me == 0 and C.iris_reference_unique_id(kind, id, 128) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
-    local shared = ctx:broadcast({ ok = ok, reason = reason, id = ok and ffi.string(id, 128) or nil }, 0)
-    ok, reason = shared.ok, shared.reason
-    if ok then ffi.copy(id, shared.id, 128) end
-  end
-  local out = ffi.new("iris_reference*[1]")
-  if ok and C.iris_reference_open(kind, id, 128, out) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
-  -- Every rank must agree: one that could not open it takes the reference away from all.
-  for r = 0, W - 1 do
-    local theirs = ctx:broadcast({ ok = ok, reason = reason }, r)
-    if not theirs.ok and ok then
-      ok, reason = false, ("rank %d: %s"):format(r, theirs.reason)
-      if out[0] ~= nil then C.iris_reference_close(out[0]) end
-    end
-  end
-  if ok then
-    reference = { name = kind:upper(), handle = out[0] }
-  else
-    reference.why = reason
-  end
-end
+local library = require "iris.reference"
+local reference = library.open(ctx)
 
 local function reference_time(collective, send, recv, count, root)
   if not reference.handle then return nil end
-  local function call()
-    assert(C.iris_reference_run(reference.handle, collective, send:data_ptr(), recv:data_ptr(), count, dtype, "sum", root,
-      1) == 0, ffi.string(C.iris_last_error()))
-  end
+  local function call() library.run(reference, collective, send, recv, count, dtype, "sum", root) end
   local ok, result = pcall(time_per_call, call)
   if not ok then
     progress(("%s %s: %s"):format(reference.name, collective, tostring(result)))
@@ -212,7 +184,7 @@ for _, collective in ipairs(wanted) do
   end
 end
 
-if reference.handle then C.iris_reference_close(reference.handle) end
+library.close(reference)
 
 if me == 0 then
   print(("ctx.ccl on %d rank%s, backend %s (%s), %s; reference: %s%s"):format(W, W == 1 and "" or "s", ctx.backend,

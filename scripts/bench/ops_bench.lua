@@ -8,8 +8,7 @@
 -- dominates (small K). Time: median of --iters calls, the slowest rank's. TFLOP/s: 2 M N K / time.
 -- "bulk/fused" and "vendor/fused" are time ratios (above 1: the fused op is faster). The GEMM alone (ours
 -- against cuBLAS) is measured too, on the shapes' local GEMM. docs/ops.md explains the columns.
-local ffi = require "ffi"
-local C = ffi.C
+local reference = require "iris.reference"
 
 local OPS = { "matmul_all_reduce", "matmul_all_gather", "all_gather_matmul", "matmul_reduce_scatter" }
 local SHAPES = { cpu = "64x96x64,96x128x32", gpu = "8192x4608x36864,8192x8192x2048,16384x8192x512,4096x4096x256" }
@@ -80,52 +79,25 @@ end
 
 -- ---- the vendor: cuBLAS and NCCL ----------------------------------------------------------------------
 
--- Each is usable only when every rank has it: one rank without it takes it away from all.
-local function agreed(ok, reason)
-  for r = 0, W - 1 do
-    local theirs = ctx:broadcast({ ok = ok, reason = reason }, r)
-    if not theirs.ok and ok then ok, reason = false, ("rank %d: %s"):format(r, theirs.reason) end
-  end
-  return ok, reason
-end
-
--- cuBLAS: the GEMM alone, and the vendor column with NCCL.
+-- cuBLAS: the GEMM alone, and with NCCL the vendor column. Usable only when every rank has it.
 local cublas = { why = "the " .. ctx.backend .. " backend has no vendor GEMM (cuBLAS on cuda only)" }
 if ctx.backend == "cuda" then
   local probe = ctx:zeros({ 1, 1 }, dtype)
-  local ok = C.iris_reference_gemm(dtype, 1, 1, 1, probe:data_ptr(), 1, probe:data_ptr(), 1, 0, probe:data_ptr(), 1,
-    1) == 0
-  local why
-  ok, why = agreed(ok, not ok and ffi.string(C.iris_last_error()) or nil)
-  cublas = { ok = ok, why = why }
+  local ok, why = pcall(reference.gemm, probe, probe, probe)
+  for r = 0, W - 1 do
+    local theirs = ctx:broadcast({ ok = ok, why = why }, r)
+    if not theirs.ok and ok then ok, why = false, ("rank %d: %s"):format(r, theirs.why) end
+  end
+  cublas = { ok = ok, why = not ok and tostring(why) or nil }
 end
 local vendor = { why = cublas.why }
 if cublas.ok then
-  local id, out = ffi.new("uint8_t[128]"), ffi.new("iris_reference*[1]")
-  local ok, reason = true, nil
-  if me == 0 and C.iris_reference_unique_id("nccl", id, 128) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
-  local shared = ctx:broadcast({ ok = ok, reason = reason, id = ok and ffi.string(id, 128) or nil }, 0)
-  ok, reason = shared.ok, shared.reason
-  if ok then
-    ffi.copy(id, shared.id, 128)
-    if C.iris_reference_open("nccl", id, 128, out) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
-  end
-  local opened = ok
-  ok, reason = agreed(ok, reason)
-  if opened and not ok then C.iris_reference_close(out[0]) end
-  vendor = ok and { handle = out[0] } or { why = "NCCL: " .. tostring(reason) }
+  local nccl = reference.open(ctx)
+  vendor = nccl.handle and nccl or { why = "NCCL: " .. tostring(nccl.why) }
 end
 
-local function gemm(out, a, b, beta)
-  local status = C.iris_reference_gemm(dtype, out._shape[1], out._shape[2], a._shape[2], a:data_ptr(), a._strides[1],
-    b:data_ptr(), b._strides[1], beta or 0, out:data_ptr(), out._strides[1], 1)
-  assert(status == 0, ffi.string(C.iris_last_error()))
-end
-local function nccl(collective, send, recv, count)
-  local status = C.iris_reference_run(vendor.handle, collective, send:data_ptr(), recv:data_ptr(), count, dtype, "sum",
-    0, 1)
-  assert(status == 0, ffi.string(C.iris_last_error()))
-end
+local function gemm(out, a, b, beta) reference.gemm(out, a, b, beta) end
+local function nccl(collective, send, recv, count) reference.run(vendor, collective, send, recv, count, dtype) end
 
 -- ---- the ops ---------------------------------------------------------------------------------------------
 
@@ -257,7 +229,7 @@ for _, s in ipairs(shapes) do
     fused_tflops = local_flops / (ours * 1e9) }
   a:free(); b:free(); c:free()
 end
-if vendor.handle then C.iris_reference_close(vendor.handle) end
+if vendor.handle then reference.close(vendor) end
 iris.options.write(options, rows, { columns = { "op", "m", "n", "k", "fused_ms", "bulk_ms", "vendor_ms",
   "fused_tflops" }, setting = { ranks = W, backend = ctx.backend, device = ctx.device_name, dtype = dtype,
   vendor = vendor.handle and "cuBLAS+NCCL" or vendor.why } })

@@ -54,7 +54,7 @@ local iris = {
   progress = require("iris.progress").progress,
   plot = require("iris.plot").public,
   dtypes = { unpack(dtypes.names) }, -- and each name as a field: iris.float32 == "float32"
-  help = function(x) return require("iris.reference").help(x) end,
+  help = function(x) return require("iris.help").help(x) end,
 }
 for _, name in ipairs(dtypes.names) do iris[name] = name end
 

@@ -3,7 +3,7 @@
 -- entry, and every option of every table of options is named in its entry. The names are read from
 -- the objects themselves, so a name added later fails here until the page describes it. help() finds
 -- entries from functions, objects and names. (The reference is the page compiled into iris-lua.)
-local reference = require "iris.reference"
+local reference = require "iris.help"
 local ctx = iris.init {}
 
 local function public(name) return type(name) == "string" and name:sub(1, 1) ~= "_" end

@@ -118,6 +118,32 @@ iris.test("a kernel compiled before the trace runs its traced build during it, t
   done()
 end)
 
+iris.test("a ctx.ccl call is a span of category ccl with its plan, and each tile a device event", function()
+  local n = 4096
+  local t = ctx:full(n, 1, "float32")
+  local gathered = ctx:zeros(n * ctx.world_size, "float32")
+  local path, done = shared_file()
+  iris.trace.start(path)
+  ctx.ccl.all_reduce(t, t, { variant = "one_shot", blocks = 2, block_m = 1, block_n = 1024 })
+  ctx.ccl.all_gather(gathered, t, { blocks = 2, block_m = 1, block_n = 1024 })
+  iris.trace.stop()
+  iris.assert_equal(t:get(n), ctx.world_size)
+  local trace = read_trace(path)
+  local reduce = events(trace, "ctx.ccl.all_reduce", "ccl")
+  iris.assert_equal(#reduce, 1)
+  local args = reduce[1].args
+  iris.assert_equal({ args.variant, args.bytes, args.dtype, args.members, args.blocks, args.tile, args.call },
+    { "one_shot", n * 4, "float32", ctx.world_size, 2, "1x1024", 1 })
+  assert(args.line:find("trace_api.lua:%d+$"), "the span names the script line")
+  iris.assert_equal(#events(trace, "ccl_all_reduce", "kernel"), 1)
+  iris.assert_equal(#events(trace, "ctx.ccl.all_gather", "ccl"), 1)
+  -- 4 tiles of 1024 floats each: a reduce event per tile of the all-reduce, a copy per tile of the gather.
+  local reduces, copies = events(trace, "reduce", "device"), events(trace, "copy", "device")
+  iris.assert_equal({ #reduces, #copies }, { 4, 4 })
+  iris.assert_equal(reduces[1].args.bytes, 4096)
+  done()
+end)
+
 iris.test("span returns what the function returns, inside a span of its own", function()
   local path, done = shared_file()
   iris.trace.start(path)

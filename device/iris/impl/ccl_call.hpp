@@ -476,6 +476,18 @@ IRIS_DEVICE uint32_t* lock_of(const Call& call, int64_t tile_index) {
   return &call.state->locks[tile_index % kLocks];
 }
 
+// One tile of a collective as a device trace event (a trace with device events on: iris-lua --trace
+// with IRIS_TRACE_DEVICE; otherwise trace_begin and trace_end are empty and this vanishes): `id` is
+// iris::event::reduce for the reducing collectives, copy for the moving ones; bytes are the tile's.
+struct TileEvent {
+  TraceHandle handle;
+  IRIS_DEVICE TileEvent(uint32_t id, const Tile& t, size_t element_size)
+      : handle(trace_begin(id, -1, static_cast<uint64_t>(t.rows) * static_cast<uint64_t>(t.cols) * element_size)) {}
+  IRIS_DEVICE ~TileEvent() { trace_end(handle); }
+  TileEvent(const TileEvent&) = delete;
+  TileEvent& operator=(const TileEvent&) = delete;
+};
+
 }  // namespace detail
 }  // namespace ccl
 }  // namespace iris

@@ -8,6 +8,7 @@ local ffi = require "ffi"
 local errors = require "iris.errors"
 local tensor = require "iris.tensor"
 local kernel = require "iris.kernel"
+local trace = require "iris.trace"
 local C = ffi.C
 
 local M = {}
@@ -319,6 +320,7 @@ function M.new(ctx)
   -- How one call runs on a rows x cols view: variant, tiles (a single row is tiled in runs of
   -- block_m * block_n elements), grid (no more blocks than work: two_shot's members each take their
   -- share of the tiles) and threads (enough to hold the first tile, cut to the view).
+  local planned = {} -- the last plan's figures, which a trace records with the launch
   local function plan(what, collective, dt, bytes, o, g, rows, cols)
     local row = choose(auto, collective, bytes, g.size)
     local variant = o.variant == "auto" and row.variant or o.variant
@@ -338,6 +340,8 @@ function M.new(ctx)
         g.size, g.size == 1 and "" or "s", variant, o.variant == "auto" and " (auto)" or "", grid,
         grid == 1 and "" or "s", threads, bm, bn)
     end
+    planned.what, planned.variant, planned.bytes, planned.dtype, planned.members = what, variant, bytes, dt.name, g.size
+    planned.blocks, planned.tile_m, planned.tile_n = grid, bm, bn
     return variant, grid, threads, bm, bn
   end
 
@@ -358,8 +362,17 @@ function M.new(ctx)
   end
 
   -- The arguments carry this call's number, state.seq + 1; it counts only once the launch went out.
+  -- While a trace is on, the launch is a span named after the collective with the plan's figures (the
+  -- kernel's own span, on the device's clock, follows it; its tiles are device events when the trace
+  -- records them).
   local function launch(k, grid, threads, ...)
-    k:launch({ grid = grid, block = threads }, ...)
+    if trace.state.on then
+      trace.host_span(planned.what, "ccl", { variant = planned.variant, bytes = planned.bytes, dtype = planned.dtype,
+        members = planned.members, blocks = planned.blocks, tile = planned.tile_m .. "x" .. planned.tile_n,
+        call = state.seq + 1 }, k.launch, k, { grid = grid, block = threads }, ...)
+    else
+      k:launch({ grid = grid, block = threads }, ...)
+    end
     state.seq = state.seq + 1
   end
 

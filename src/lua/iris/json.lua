@@ -12,8 +12,8 @@ local array_mt = { __json_array = true }
 
 function M.is_array(t) return getmetatable(t) == array_mt end
 
--- Marks `t` as an array, so that it is encoded as one even when empty.
-function M.array(t) return setmetatable(t, array_mt) end
+-- Marks a table as an array for encode, so that an empty one is [] rather than {}.
+function M.array(t) return setmetatable(t or {}, array_mt) end
 
 ---------------------------------------------------------------------------------------------------
 -- Decoding

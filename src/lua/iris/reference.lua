@@ -1,154 +1,58 @@
--- The Lua API's reference, docs/lua-api.md, compiled into the binary (iris.reference_text): help(x)
--- prints its entry for x, and the coverage test (tests/lua/api_reference.lua) checks that every public
--- name has one. One source: the page is what both read.
---
--- The page's headings name what they describe in backquotes: "### `ctx:zeros(shape [, dtype])`" is the
--- entry of ctx:zeros, "## `ctx`: the context" the section of the context; a heading may name several
--- ("### `ctx:info(fmt, ...)`, `ctx:warning`"). An entry runs to the next heading.
+-- The library that collectives are measured against in the same run (src/capi/capi_reference.h): NCCL
+-- on the cuda backend, RCCL on hip, MPI on cpu. Used by scripts/bench/ccl_bench.lua and the labs'
+-- checkers (iris-lua lab); its GEMM (cuBLAS) by scripts/bench/ops_bench.lua.
+local ffi = require "ffi"
+local C = ffi.C
+
 local M = {}
 
--- "ctx:zeros(shape [, dtype])" -> "ctx:zeros"; "iris-lua test [options]" -> "iris-lua test"; "t[i]" stays.
-local function key_of(name)
-  return (name:gsub("%s*%(.*$", ""):gsub("%s*{.*$", ""):gsub("%s+%[.*$", ""))
-end
-M.key_of = key_of
-
-local entries, order -- key -> { title, level, text }; keys in page order
-
-local function parse()
-  if entries then return end
-  entries, order = {}, {}
-  local text = require "iris.reference_text"
-  local current
-  for line in (text .. "\n"):gmatch("([^\n]*)\n") do
-    local hashes, heading = line:match("^(##+)%s+(.*)$")
-    if hashes and heading:find("`", 1, true) then
-      current = { title = heading:gsub("`", ""), level = #hashes, lines = {} }
-      for name in heading:gmatch("`([^`]+)`") do
-        local key = key_of(name)
-        if entries[key] == nil then
-          entries[key] = current
-          order[#order + 1] = key
-        end
-      end
-    elseif hashes then
-      current = nil
-    elseif current then
-      current.lines[#current.lines + 1] = line
+-- Collective: opens the backend's reference library on every rank. Returns { name = "NCCL", handle }
+-- or, when any rank cannot open it, { name = "none", why = "rank 1: ..." } on every rank.
+function M.open(ctx)
+  local kind = ctx.backend == "cuda" and "nccl" or ctx.backend == "hip" and "rccl" or "mpi"
+  local id = ffi.new("uint8_t[128]")
+  local ok, reason = true, nil
+  if kind ~= "mpi" then
+    if ctx.rank == 0 and C.iris_reference_unique_id(kind, id, 128) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
+    local shared = ctx:broadcast({ ok = ok, reason = reason, id = ok and ffi.string(id, 128) or nil }, 0)
+    ok, reason = shared.ok, shared.reason
+    if ok then ffi.copy(id, shared.id, 128) end
+  end
+  local out = ffi.new("iris_reference*[1]")
+  if ok and C.iris_reference_open(kind, id, 128, out) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
+  -- Every rank must agree: one that could not open it takes the reference away from all.
+  for r = 0, ctx.world_size - 1 do
+    local theirs = ctx:broadcast({ ok = ok, reason = reason }, r)
+    if not theirs.ok and ok then
+      ok, reason = false, ("rank %d: %s"):format(r, theirs.reason)
+      if out[0] ~= nil then C.iris_reference_close(out[0]) end
     end
   end
-  for _, key in ipairs(order) do
-    local entry = entries[key]
-    if not entry.text then entry.text = table.concat(entry.lines, "\n"):gsub("^%s+", ""):gsub("%s+$", "") end
+  if ok then return { name = kind:upper(), handle = out[0] } end
+  return { name = "none", why = reason }
+end
+
+-- Runs `collective` on the library (iris_reference_run: counts as each library counts them); raises
+-- the library's error.
+function M.run(reference, collective, send, recv, count, dtype, op, root, iterations)
+  if C.iris_reference_run(reference.handle, collective, send:data_ptr(), recv:data_ptr(), count, dtype, op or "sum",
+    root or 0, iterations or 1) ~= 0 then
+    error(ffi.string(C.iris_last_error()), 0)
   end
 end
 
--- The entry of `key` ("ctx:zeros"): { title, text }, or nil.
-function M.entry(key)
-  parse()
-  return entries[key]
-end
-
--- Every key, in the page's order.
-function M.keys()
-  parse()
-  return order
-end
-
--- What help shows for an object that is no function: its section.
-local function object_key(v)
-  if v == iris then return "iris" end
-  local tensor = package.loaded["iris.tensor"]
-  if tensor and tensor.is_tensor(v) then return "t" end
-  local mt = getmetatable(v)
-  local kernel = package.loaded["iris.kernel"]
-  if kernel and mt == kernel.Kernel then return "k" end
-  if kernel and mt == kernel.module_mt then return "mod" end
-  local context = package.loaded["iris.context"]
-  if context and mt == context.Context then return "ctx" end
-  local progress = package.loaded["iris.progress"]
-  if progress and mt == progress.Progress then return "iris.progress" end
-  return nil
-end
-
--- The names a function is reachable by: iris.x, iris.trace.x, ctx:x, ctx.ccl.x, t:x, mod:x, p:x.
-local function function_names()
-  local names = {}
-  local function add(prefix, t)
-    for k, v in pairs(t) do
-      if type(k) == "string" and k:sub(1, 1) ~= "_" and type(v) == "function" and names[v] == nil then
-        names[v] = prefix .. k
-      end
-    end
+-- The vendor GEMM (cuBLAS on the cuda backend, iris_reference_gemm): out = a b + beta out for row-major
+-- matrices (2-d tensors or views, one dtype); raises the library's error, or why there is none.
+function M.gemm(out, a, b, beta)
+  if C.iris_reference_gemm(out.dtype, out._shape[1], out._shape[2], a._shape[2], a:data_ptr(), a._strides[1],
+    b:data_ptr(), b._strides[1], beta or 0, out:data_ptr(), out._strides[1], 1) ~= 0 then
+    error(ffi.string(C.iris_last_error()), 0)
   end
-  add("iris.", iris)
-  for _, sub in ipairs { "trace", "plot", "options" } do add("iris." .. sub .. ".", iris[sub]) end
-  local loaded = package.loaded
-  if loaded["iris.context"] then add("ctx:", loaded["iris.context"].Context) end
-  if loaded["iris.tensor"] then add("t:", loaded["iris.tensor"].Tensor) end
-  if loaded["iris.kernel"] then add("mod:", loaded["iris.kernel"].Module) end
-  if loaded["iris.progress"] then add("p:", loaded["iris.progress"].Progress) end
-  local ctx = loaded["iris.context"] and loaded["iris.context"].current()
-  if ctx and ctx.ccl then add("ctx.ccl.", ctx.ccl) end
-  return names
 end
 
--- The key for `x`: a name given as a string (exactly, or the one entry whose name ends so: "zeros"
--- finds ctx:zeros), a function's name, an object's section. Returns the key, or nil and the keys
--- that came close.
-function M.lookup(x)
-  parse()
-  if type(x) == "function" then x = function_names()[x] or x end
-  if type(x) ~= "string" then return object_key(x) end
-  if entries[x] then return x end
-  local named, containing = {}, {}
-  for _, key in ipairs(order) do
-    if key:match("[.:]([^.:]+)$") == x then named[#named + 1] = key end
-    if key:find(x, 1, true) then containing[#containing + 1] = key end
-  end
-  local matches = #named > 0 and named or containing
-  if #matches == 1 then return matches[1] end
-  return nil, matches
-end
-
--- The entry as plain text for a terminal: its title, then its text with the code fences dropped and
--- the code indented.
-function M.render(key)
-  local entry = M.entry(key)
-  local out, in_code = { entry.title, "" }, false
-  for line in (entry.text .. "\n"):gmatch("([^\n]*)\n") do
-    if line:match("^```") then
-      in_code = not in_code
-    else
-      out[#out + 1] = in_code and ("    " .. line) or line
-    end
-  end
-  return table.concat(out, "\n")
-end
-
-local HELP = [[
-help(x): the reference entry of x (docs/lua-api.md): a function (help(iris.init), help(ctx.zeros)),
-an object (help(ctx), help(t), help(mod), help(k)) or a name (help("t:reshape"), help("zeros")).
-help("iris"), help("ctx"), help("t") list what each has.]]
-
--- help(x) (the REPL's global, also iris.help): prints on rank 0, so that every rank running the chunk
--- prints it once in all.
-function M.help(x)
-  local text
-  if x == nil then
-    text = HELP
-  else
-    local key, near = M.lookup(x)
-    if key then
-      text = M.render(key)
-    elseif near and #near > 0 then
-      text = ("%s is in several entries: %s"):format(tostring(x), table.concat(near, ", "))
-    else
-      text = ("no entry for %s in the reference (docs/lua-api.md); help() says what help takes"):format(
-        type(x) == "string" and ("'" .. x .. "'") or ("this " .. type(x)))
-    end
-  end
-  if iris.rank() == 0 then print(text) end
+function M.close(reference)
+  if reference.handle then C.iris_reference_close(reference.handle) end
+  reference.handle = nil
 end
 
 return M

@@ -429,7 +429,7 @@ local OUT_OF_STEP_NOTE = "note: Ctrl-C stopped a rank inside iris, perhaps in a 
 -- The name a replayed transcript's chunks carry: its path; "stdin" for a pipe or a terminal.
 local function input_chunk_name()
   local path = ffi.string(C.iris_repl_input_name())
-  return path == "" and "=stdin" or ("=" .. path)
+  return path == "" and "=stdin" or ("@" .. path) -- "@": a long path keeps its end (the file name) in messages
 end
 
 -- Tab on rank 0: the words the one before the cursor could become (iris.inspect), from rank 0's

@@ -624,6 +624,21 @@ function Tensor:reshape(shape)
   return self:clone():view(shape)
 end
 
+
+-- t:peer(rank): the same elements in rank `rank`'s heap (0-based; the same offset there), as this rank
+-- reaches them. Host-driven copies between ranks go through it: `t:peer(r):copy(t)` puts this rank's
+-- elements into rank r's copy (the copy engine on GPUs), `t:copy(t:peer(r))` gets them.
+function Tensor:peer(rank)
+  check_live(self, "t:peer")
+  local world = C.iris_world_size()
+  if type(rank) ~= "number" or rank % 1 ~= 0 or rank < 0 or rank >= world then
+    errors.raise("invalid_argument", "t:peer(rank): rank is 0-based, from 0 to %d, got %s", world - 1, tostring(rank))
+  end
+  local v = M.peer_view(self, rank)
+  v._fixed = self._fixed
+  return v
+end
+
 ---------------------------------------------------------------------------------------------------
 -- Whole-tensor operations
 

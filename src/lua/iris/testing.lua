@@ -568,16 +568,27 @@ function M.finish_run(options, records, seconds, stopped_early, junit_file)
 end
 
 ---------------------------------------------------------------------------------------------------
+-- One case for another runner (`iris-lua lab check`: iris.lab.harness)
+
+-- Runs `fn` on every rank as the runner runs a case (protected; stopped after `timeout` seconds, 0:
+-- never), and agrees with the other ranks on the outcome ({ status, ms, reason, failures }; every rank
+-- must be at the same `id`). Returns the outcome and the lines the runner would print for it.
+function M.run_step(id, label, fn, timeout)
+  running = { phase = "case", label = label }
+  local result = run_case(fn, timeout, label)
+  running = nil
+  local outcome = agree(id, result)
+  return outcome, report_lines(label, outcome)
+end
+
+---------------------------------------------------------------------------------------------------
 -- iris.test and iris.skip
 
 -- Outside the runner (`iris-lua file.lua`), a case runs where it is declared, as the runner would run
 -- it (no timeout: the script is the user's); a failure stops the script.
 local function run_now(name, fn, file)
   local label = file .. ": " .. name
-  running = { phase = "case", label = label }
-  local result = run_case(fn, 0, label)
-  running = nil
-  local outcome = agree("case " .. label, result)
+  local outcome = M.run_step("case " .. label, label, fn, 0)
   print_report(label, outcome)
   if outcome.status == "fail" then
     local ranks = {}
