@@ -3,8 +3,10 @@
 # (tests/gpu/pack_build.sh). With more ranks than GPUs the ranks share GPUs under CUDA MPS (started here,
 # stopped at the end). Each phase fits one device call (10 minutes); keep the kernel cache between them
 # (IRIS_CACHE_DIR outside the carried build, which each call replaces):
-#   tests/gpu/run_ops.sh <build-dir> compile     # NVRTC: ctx.ccl's and ctx.ops's kernels into the cache
-#   tests/gpu/run_ops.sh <build-dir> test        # gemm_device, ops_fused, the mismatches, examples 07-16
+#   tests/gpu/run_ops.sh <build-dir> compile_ccl # NVRTC: ctx.ccl's kernels into the cache
+#   tests/gpu/run_ops.sh <build-dir> compile_ops # NVRTC: ctx.ops's kernels into the cache
+#   tests/gpu/run_ops.sh <build-dir> test        # gemm_device, ops_fused, the mismatches
+#   tests/gpu/run_ops.sh <build-dir> validate    # examples 07-16 at 1024 x 2048 x 4096, validated
 #   tests/gpu/run_ops.sh <build-dir> bench [ops_bench options]   # ops_bench, CSV included
 #   tests/gpu/run_ops.sh <build-dir> examples    # examples 07-16 at Iris's sizes (8192 x 4608 x 36864)
 # Ranks: $RANKS, default the GPUs, at least 2. Logs and CSVs go to $OUT (or <build>/gpu-logs).
@@ -26,7 +28,7 @@ step() {  # <title> <seconds> <command...>: runs it with a time limit, logs it, 
   echo "=== exit ${PIPESTATUS[0]} after $((SECONDS - started)) s" | tee -a "$log"
 }
 
-if [ "$ranks" -gt "$gpus" ] && [ "$phase" != compile ]; then
+if [ "$ranks" -gt "$gpus" ] && [ "${phase#compile}" = "$phase" ]; then
   export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
   nvidia-cuda-mps-control -d && echo "=== CUDA MPS started: $ranks ranks on $gpus GPU(s)" | tee -a "$log"
@@ -38,22 +40,22 @@ examples="07_gemm_all_scatter 08_gemm_atomics_all_reduce 09_gemm_one_shot_all_re
   14_all_gather_gemm 15_gemm_all_reduce_ring_based 16_all_reduce_ring_based"
 
 case $phase in
-compile)
-  step "compile the collectives (NVRTC)" 400 "$iris" tests/cli/fixtures/ccl_compile.lua
-  step "compile the fused ops (NVRTC)" 400 "$iris" tests/cli/fixtures/ops_compile.lua
-  ;;
+compile_ccl) step "compile the collectives (NVRTC)" 560 "$iris" tests/cli/fixtures/ccl_compile.lua ;;
+compile_ops) step "compile the fused ops (NVRTC)" 560 "$iris" tests/cli/fixtures/ops_compile.lua ;;
 test)
   step "gemm_device at 1 rank" 120 "$iris" test tests/lua/gemm_device.lua
-  step "ops_fused at 1 rank" 120 "$iris" test tests/lua/ops_fused.lua
-  step "ops_fused at $ranks ranks" 180 "${mpi[@]}" "$iris" test tests/lua/ops_fused.lua
+  step "ops_fused at 1 rank" 100 "$iris" test tests/lua/ops_fused.lua
+  step "ops_fused at $ranks ranks" 150 "${mpi[@]}" "$iris" test tests/lua/ops_fused.lua
   for case in size variant collective; do
-    step "mismatch: $case (must end with an error naming both ranks)" 60 "${mpi[@]}" "$iris" \
+    step "mismatch: $case (must end with an error naming both ranks)" 40 "${mpi[@]}" "$iris" \
       tests/cli/fixtures/ops_mismatch.lua "$case"
   done
+  ;;
+validate)
   for example in $examples; do
     k=(--k 4096)
     [ "$example" = 16_all_reduce_ring_based ] && k=()  # no GEMM, no K
-    step "$example, mid-size, validated" 60 "${mpi[@]}" "$iris" scripts/$example.lua --m 1024 --n 2048 "${k[@]}" \
+    step "$example, mid-size, validated" 55 "${mpi[@]}" "$iris" scripts/$example.lua --m 1024 --n 2048 "${k[@]}" \
       --iters 3 --warmup 1
   done
   ;;
@@ -67,6 +69,6 @@ examples)
       --csv "$logs/$example.csv"
   done
   ;;
-*) echo "run_ops.sh: the phase is compile, test, bench or examples, got '$phase'"; exit 2 ;;
+*) echo "run_ops.sh: the phase is compile_ccl, compile_ops, test, validate, bench or examples, got '$phase'"; exit 2 ;;
 esac
 echo "=== summary (exit codes)"; grep '^=== exit' "$log" | sort | uniq -c
