@@ -253,6 +253,7 @@ struct Context : abi::ContextData {
 #include "impl/context.hpp"
 #include "impl/trace.hpp"
 #include "ccl.hpp"
+#include "gemm.hpp"
 #if defined(IRIS_PLATFORM_CPU)
 #include "impl/cpu_builtins.hpp"
 #endif

@@ -1,8 +1,8 @@
 -- Lab 08's checker (docs/labs/08-gemm.md): a GEMM whose rows of A are split among the ranks and whose
 -- tiles of C go to every rank as they finish (a GEMM fused with an all-gather); every rank's whole C
 -- checked against the product computed on the host, at shapes with ragged edges; timed next to a plain
--- GEMM followed by ctx.ccl.all_gather, and (its reference) next to ctx.ops.matmul_all_gather, which
--- waits for issue 16: until ctx.ops exists, the last check says so and the lab does not pass.
+-- GEMM followed by ctx.ccl.all_gather, and (its reference) next to ctx.ops.matmul_all_gather (issue 16;
+-- an iris-lua without ctx.ops says so in the last check, and the lab does not pass).
 local ffi = require "ffi"
 local H = require "iris.lab.harness"
 

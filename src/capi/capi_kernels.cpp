@@ -1,6 +1,7 @@
 // Kernels behind the C boundary: thin wrappers over programs::Registry (src/programs).
 #include "capi/capi_kernels.h"
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -115,6 +116,20 @@ int iris_launch_limits(uint32_t* max_grid, uint32_t* max_block, uint32_t* max_th
       max_block[i] = limits.max_block[i];
     }
     *max_threads_per_block = limits.max_threads_per_block;
+  });
+}
+
+int iris_device_multiprocessors(uint32_t* count) {
+  return capi::guarded([&] { *count = session::backend().launch_limits().multiprocessors; });
+}
+
+int iris_device_sharing(uint32_t* ranks) {
+  return capi::guarded([&] {
+    const runtime::Backend& backend = session::backend();
+    const int devices = std::max(1, backend.device_count());
+    uint32_t count = 0;
+    for (int r = 0; r < session::comm().local_size(); ++r) count += r % devices == backend.device() ? 1 : 0;
+    *ranks = std::max<uint32_t>(1, count);
   });
 }
 

@@ -61,6 +61,12 @@ int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uin
    threads per block. Fails before iris_init (unless a registry of its own is in place). */
 int iris_launch_limits(uint32_t* max_grid, uint32_t* max_block, uint32_t* max_threads_per_block);
 
+/* The device's multiprocessors (SMs, CUs; the cpu backend's threads per rank): ctx:get_cu_count(). */
+int iris_device_multiprocessors(uint32_t* count);
+/* How many ranks of this node run on this rank's device (1 on the cpu backend): their kernels share
+   the multiprocessors. */
+int iris_device_sharing(uint32_t* ranks);
+
 /* ctx:device_barrier() (asynchronous, like a launch). */
 int iris_device_barrier(void);
 

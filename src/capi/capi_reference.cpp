@@ -144,6 +144,55 @@ void check_mpi(int result, const char* call) {
   throw Error(Errc::internal, std::string(call) + " failed: " + std::string(text, length));
 }
 
+// ---- cuBLAS ---------------------------------------------------------------------------------------------
+
+// cublas_api.h's and library_types.h's values (stable across cuBLAS 11-13).
+enum CublasValue { cublas_op_n = 0, cuda_r_32f = 0, cuda_r_16f = 2, cuda_r_16bf = 14, cublas_compute_32f = 68,
+                   cublas_compute_32f_fast_tf32 = 77, cublas_gemm_default = -1 };
+
+struct Cublas {
+  void* handle = nullptr;
+  int (*set_stream)(void*, void*);
+  int (*gemm_ex)(void*, int, int, int, int, int, const void*, const void*, int, int, const void*, int, int,
+                 const void*, void*, int, int, int, int);
+  std::string library;
+};
+
+const Cublas& load_cublas() {
+  static Cublas api;
+  static std::string failure;
+  static bool tried = false;
+  if (tried) {
+    if (api.handle == nullptr) throw Error(Errc::environment, failure);
+    return api;
+  }
+  tried = true;
+  void* library = nullptr;
+  std::string attempts;
+  for (const char* name : {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}) {
+    library = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (library != nullptr) {
+      api.library = name;
+      break;
+    }
+    const char* why = dlerror();
+    attempts += (attempts.empty() ? "" : ", ") + std::string(name) + " (" + (why ? why : "not found") + ")";
+  }
+  failure = "cannot load cuBLAS: tried " + attempts;
+  if (library == nullptr) throw Error(Errc::environment, failure);
+  auto create = reinterpret_cast<int (*)(void**)>(dlsym(library, "cublasCreate_v2"));
+  api.set_stream = reinterpret_cast<decltype(api.set_stream)>(dlsym(library, "cublasSetStream_v2"));
+  api.gemm_ex = reinterpret_cast<decltype(api.gemm_ex)>(dlsym(library, "cublasGemmEx"));
+  failure = api.library + " lacks cublasCreate_v2, cublasSetStream_v2 or cublasGemmEx";
+  if (create == nullptr || api.set_stream == nullptr || api.gemm_ex == nullptr) throw Error(Errc::environment, failure);
+  void* handle = nullptr;
+  const int status = create(&handle);
+  failure = api.library + ": cublasCreate failed with status " + std::to_string(status);
+  if (status != 0) throw Error(Errc::environment, failure);
+  api.handle = handle;
+  return api;
+}
+
 }  // namespace
 
 struct iris_reference {
@@ -253,6 +302,34 @@ void iris_reference_close(iris_reference* ref) {
   if (ref->nccl_comm != nullptr) ref->nccl->comm_destroy(ref->nccl_comm);
   if (ref->mpi_comm != MPI_COMM_NULL) MPI_Comm_free(&ref->mpi_comm);
   delete ref;
+}
+
+int iris_reference_gemm(const char* dtype_name, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda,
+                        const void* b, int64_t ldb, float beta, void* c, int64_t ldc, int iterations) {
+  return capi::guarded([&] {
+    if (!session::initialized()) throw Error(Errc::invalid_argument, "call iris.init() first");
+    const std::string backend = session::current().backend->name();
+    if (backend != "cuda") throw Error(Errc::environment, "no vendor GEMM on the " + backend + " backend (cuBLAS only)");
+    const std::string dtype = dtype_name;
+    int type = cuda_r_32f, compute = cublas_compute_32f_fast_tf32;
+    if (dtype == "float16" || dtype == "bfloat16") {
+      type = dtype == "float16" ? cuda_r_16f : cuda_r_16bf;
+      compute = cublas_compute_32f;
+    } else if (dtype != "float32") {
+      throw Error(Errc::invalid_argument, "cuBLAS GEMM of " + dtype + ": float16, bfloat16 or float32 only");
+    }
+    const Cublas& api = load_cublas();
+    int status = api.set_stream(api.handle, session::current().backend->native_stream());
+    if (status != 0) throw Error(Errc::environment, "cublasSetStream failed with status " + std::to_string(status));
+    const float alpha = 1.0f;
+    // Row-major C = A B is column-major C^T = B^T A^T: the operands swap, nothing is transposed.
+    for (int i = 0; i < iterations; ++i) {
+      status = api.gemm_ex(api.handle, cublas_op_n, cublas_op_n, static_cast<int>(n), static_cast<int>(m),
+                           static_cast<int>(k), &alpha, b, type, static_cast<int>(ldb), a, type, static_cast<int>(lda),
+                           &beta, c, type, static_cast<int>(ldc), compute, cublas_gemm_default);
+      if (status != 0) throw Error(Errc::environment, "cublasGemmEx failed with status " + std::to_string(status));
+    }
+  });
 }
 
 }  // extern "C"

@@ -27,6 +27,12 @@ int iris_reference_open(const char* kind, const uint8_t* id, size_t id_bytes, ir
 int iris_reference_run(iris_reference* ref, const char* collective, const void* send, void* recv, uint64_t count,
                        const char* dtype, const char* op, int root, int iterations);
 void iris_reference_close(iris_reference* ref);
+/* The vendor GEMM (cuBLAS, loaded at run time, on the cuda backend's stream), `iterations` times: c =
+ * a b + beta c for row-major a (m x k), b (k x n), c (m x n) with leading dimensions lda, ldb, ldc, float32
+ * accumulation (tf32 inputs for float32, as iris::gemm). dtype: "float16", "bfloat16" or "float32". The
+ * error says why cuBLAS is absent; other backends have none (an error saying so). */
+int iris_reference_gemm(const char* dtype, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b,
+                        int64_t ldb, float beta, void* c, int64_t ldc, int iterations);
 /* cdef:end */
 
 #ifdef __cplusplus

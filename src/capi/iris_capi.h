@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IRIS_ABI_VERSION 3
+#define IRIS_ABI_VERSION 4
 
 #ifdef __cplusplus
 extern "C" {

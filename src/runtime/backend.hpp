@@ -30,6 +30,7 @@ struct Dim3 {
 // grid and block against them before anything reaches the backend (iris_launch_limits).
 struct LaunchLimits {
   unsigned max_threads_per_block = 0;
+  unsigned multiprocessors = 0;  // SMs, CUs, or the cpu backend's threads per rank: blocks that run at once
   unsigned max_block[3] = {0, 0, 0};
   unsigned max_grid[3] = {0, 0, 0};
 };
@@ -79,6 +80,9 @@ class Backend {
 
   virtual const char* name() const = 0;  // "cuda", "hip", "cpu"
   virtual int device() const = 0;        // device ordinal in use
+  // Devices a node's ranks are spread over (rank r of the node takes device r % count): how many ranks
+  // share this one follows (iris_device_sharing). The cpu backend gives each rank its own threads.
+  virtual int device_count() const = 0;
   virtual std::string device_name() const = 0;
   virtual CodeTarget code_target() const = 0;
   virtual LaunchLimits launch_limits() const = 0;

@@ -1,5 +1,5 @@
 -- docs/lua-api.md covers the whole Lua API (issue 13): every public name of the real objects (the iris
--- module and its tables, a context, ctx.ccl, a tensor, a compiled module, a kernel, a progress) has an
+-- module and its tables, a context, ctx.ccl, ctx.ops, a tensor, a compiled module, a kernel, a progress) has an
 -- entry, and every option of every table of options is named in its entry. The names are read from
 -- the objects themselves, so a name added later fails here until the page describes it. help() finds
 -- entries from functions, objects and names. (The reference is the page compiled into iris-lua.)
@@ -57,6 +57,7 @@ iris.test("every field and method of the context, and every collective, has an e
   end
   covered("the context's methods", methods)
   covered("ctx.ccl", names(ctx.ccl, "ctx.ccl."))
+  covered("ctx.ops", names(ctx.ops, "ctx.ops."))
 end)
 
 iris.test("every field and method of a tensor has an entry", function()

@@ -13,12 +13,13 @@ constexpr int kMaxBlocks = 512;
 constexpr int kLocks = 256;
 
 // What a rank called, as it tells each member at arrival. Two calls match when everything but `seq`
-// and `epoch` is equal.
+// and `epoch` is equal. The fused ops (ctx.ops, impl/ops_call.hpp) describe M x N x K instead.
 struct CallDescriptor {
-  uint64_t seq;     // the caller's call number (its own count of ctx.ccl calls)
+  uint64_t seq;     // the caller's call number (its own count of ctx.ccl and ctx.ops calls)
   uint64_t epoch;   // the pair epoch with the rank it is written to
-  uint64_t count;   // elements of the caller's input
-  uint64_t rows;    // rows of the view the kernel tiles (1 for 1-D)
+  uint64_t count;   // elements of the caller's input (ops: K)
+  uint64_t rows;    // rows of the view the kernel tiles, 1 for 1-D (ops: M)
+  uint64_t cols;    // 0 (ops: N)
   uint64_t group;   // members
   uint64_t layout;  // hash of the tensors' heap offsets and strides
   uint32_t kind;    // collective | variant << 8 | dtype << 16 | op << 24
@@ -39,7 +40,10 @@ struct CallState {
 };
 static_assert(sizeof(CallState) <= IRIS_CCL_STATE_BYTES, "the collectives' state must fit its region");
 
-enum Collective : int { all_reduce_call = 1, all_gather_call, reduce_scatter_call, all_to_all_call, broadcast_call };
+enum Collective : int { all_reduce_call = 1, all_gather_call, reduce_scatter_call, all_to_all_call, broadcast_call,
+                        matmul_all_reduce_call, all_gather_matmul_call, matmul_all_gather_call,
+                        matmul_reduce_scatter_call };
+IRIS_DEVICE bool is_op(int collective) { return collective >= matmul_all_reduce_call; }
 
 // ---- reports ---------------------------------------------------------------------------------------
 
@@ -79,6 +83,10 @@ IRIS_DEVICE const char* collective_name(int c) {
     case reduce_scatter_call: return "reduce_scatter";
     case all_to_all_call: return "all_to_all";
     case broadcast_call: return "broadcast";
+    case matmul_all_reduce_call: return "matmul_all_reduce";
+    case all_gather_matmul_call: return "all_gather_matmul";
+    case matmul_all_gather_call: return "matmul_all_gather";
+    case matmul_reduce_scatter_call: return "matmul_reduce_scatter";
     default: return "?";
   }
 }
@@ -90,8 +98,9 @@ IRIS_DEVICE const char* dtype_name(int d) {
   return d >= 0 && d < 12 ? names[d] : "?";
 }
 IRIS_DEVICE const char* variant_name(int v) {
-  const char* names[] = {"one_shot", "two_shot", "ring", "atomic", "spinlock", "persistent", "partitioned", "push"};
-  return v >= 0 && v < 8 ? names[v] : "?";
+  const char* names[] = {"one_shot", "two_shot", "ring", "atomic", "spinlock", "persistent", "partitioned", "push",
+                         "specialized", "pull", "staged"};
+  return v >= 0 && v < 11 ? names[v] : "?";
 }
 IRIS_DEVICE const char* op_name(int o) {
   const char* names[] = {"sum", "prod", "min", "max", "band", "bor", "bxor"};
@@ -111,37 +120,51 @@ IRIS_DEVICE void put_group(Text& text, uint64_t group) {
   text.put("}");
 }
 
-// "1024 float32 elements (sum)", with whatever else differs from `other` in the parentheses.
+// "1024 float32 elements (sum)" (ops: "64 x 48 x 32 float16 (M x N x K)"), with whatever else differs
+// from `other` in the parentheses.
 __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const CallDescriptor& other) {
   const int collective = d.kind & 0xff, variant = (d.kind >> 8) & 0xff, dtype = (d.kind >> 16) & 0xff;
   const int op = static_cast<int>(d.kind >> 24);
-  text.put(d.count);
-  text.put(" ");
-  text.put(dtype_name(dtype));
-  text.put(d.count == 1 ? " element" : " elements");
-  if (d.rows != other.rows) {
+  if (is_op(collective)) {
+    text.put(d.rows);
+    text.put(" x ");
+    text.put(d.cols);
+    text.put(" x ");
+    text.put(d.count);
+    text.put(" ");
+    text.put(dtype_name(dtype));
+    text.put(" (M x N x K");
+  } else {
+    text.put(d.count);
+    text.put(" ");
+    text.put(dtype_name(dtype));
+    text.put(d.count == 1 ? " element" : " elements");
+  }
+  // The shape of the work is worth naming only between calls of one collective.
+  const bool alike = collective == static_cast<int>(other.kind & 0xff);
+  if (d.rows != other.rows && alike && !is_op(collective)) {
     text.put(" as ");
     text.put(d.rows);
     text.put(" rows");
   }
-  text.put(" (");
+  if (!is_op(collective)) text.put(" (");
   const bool reduces = collective == all_reduce_call || collective == reduce_scatter_call;
   if (reduces) text.put(op_name(op));
   if (collective == broadcast_call) {
     text.put("root ");
     text.put(d.root);
   }
-  bool first = !reduces && collective != broadcast_call;
+  bool first = !reduces && collective != broadcast_call && !is_op(collective);
   auto next = [&]() {
     if (!first) text.put(", ");
     first = false;
   };
-  if (((d.kind ^ other.kind) >> 8 & 0xff) != 0 && collective == (other.kind & 0xff)) {
+  if (((d.kind ^ other.kind) >> 8 & 0xff) != 0 && alike) {
     next();
     text.put("variant ");
     text.put(variant_name(variant));
   }
-  if ((d.grid & 0xff) != (other.grid & 0xff)) {
+  if ((d.grid & 0xff) != (other.grid & 0xff) && alike) {
     next();
     text.put("dim ");
     text.put(static_cast<uint64_t>(d.grid & 0xff));
@@ -150,20 +173,20 @@ __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const
     next();
     put_group(text, d.group);
   }
-  if (d.tiling != other.tiling) {
+  if (d.tiling != other.tiling && alike) {
     next();
     text.put("tiles ");
     text.put(static_cast<uint64_t>(d.tiling >> 16));
     text.put(" x ");
     text.put(static_cast<uint64_t>(d.tiling & 0xffff));
   }
-  if ((d.grid >> 8) != (other.grid >> 8)) {
+  if ((d.grid >> 8) != (other.grid >> 8) && alike) {
     next();
     text.put(static_cast<uint64_t>(d.grid >> 8));
     text.put(" blocks");
   }
   // Different tensors matter only when nothing else explains the difference.
-  const bool otherwise_same = d.count == other.count && d.rows == other.rows && d.group == other.group &&
+  const bool otherwise_same = d.count == other.count && d.rows == other.rows && d.cols == other.cols && d.group == other.group &&
                               d.kind == other.kind && d.root == other.root && d.tiling == other.tiling &&
                               d.grid == other.grid;
   if (d.layout != other.layout && otherwise_same) {
@@ -180,17 +203,17 @@ template <class Write>
   abi::DeviceMailbox* box = state.mailbox;
   if (box != nullptr && ::iris::detail::cas(&box->failed, 0u, 1u, acq_rel, sys) == 0u) {
     box->rank = state.rank;
-    const char what[] = "ctx.ccl";
+    const char what[] = "ctx.ccl or ctx.ops";
     for (int i = 0; i < static_cast<int>(sizeof what); ++i) box->what[i] = what[i];
     Text text{box->message, 0, static_cast<int>(sizeof box->message)};
     write(text);
     ::iris::fence(release, sys);
   }
-  ::iris::detail::trap("ctx.ccl: the ranks disagree about a collective call");
+  ::iris::detail::trap("ctx.ccl/ctx.ops: the ranks disagree about a collective call");
 }
 
 IRIS_DEVICE bool same_call(const CallDescriptor& a, const CallDescriptor& b) {
-  return a.count == b.count && a.rows == b.rows && a.group == b.group && a.layout == b.layout && a.kind == b.kind &&
+  return a.count == b.count && a.rows == b.rows && a.cols == b.cols && a.group == b.group && a.layout == b.layout && a.kind == b.kind &&
          a.root == b.root && a.tiling == b.tiling && a.grid == b.grid;
 }
 
@@ -204,7 +227,8 @@ IRIS_DEVICE bool same_call(const CallDescriptor& a, const CallDescriptor& b) {
     const bool me_first = me < peer;
     const CallDescriptor& a = me_first ? mine : theirs;
     const CallDescriptor& b = me_first ? theirs : mine;
-    text.put("ctx.ccl");
+    const bool ops_a = is_op(a.kind & 0xff), ops_b = is_op(b.kind & 0xff);
+    text.put(ops_a == ops_b ? (ops_a ? "ctx.ops" : "ctx.ccl") : "ctx.ccl and ctx.ops");
     if (same_collective) {
       text.put(".");
       text.put(collective_name(mine_collective));
@@ -373,6 +397,7 @@ IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int collective,
   d.epoch = 0;
   d.count = count;
   d.rows = rows;
+  d.cols = 0;
   d.group = group;
   uint64_t h = 0;
   const Shared shared[2] = {a, b};
@@ -394,12 +419,15 @@ IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int collective,
 // kDone the deliveries (end()), so both cost nothing per tile; the middle steps are this block's
 // progress, `ordinal` counting the tiles the block handled in this call (the same tiles in the same
 // order on every rank).
+// A fused op (ctx.ops) writes the tile it reduces in the same kernel: its kReady is published per tile
+// (`ready_per_tile`), and only kDone is left to the deliveries.
 struct CallSync {
   const Call* call;
   uint64_t ordinal;
+  bool ready_per_tile = false;
 
   IRIS_DEVICE uint64_t value(uint64_t seq, int step) const { return seq << 32 | (ordinal * 4 + static_cast<uint64_t>(step)); }
-  IRIS_DEVICE bool active(int step) const { return step != kReady && step != kDone; }
+  IRIS_DEVICE bool active(int step) const { return step != kDone && (step != kReady || ready_per_tile); }
   IRIS_DEVICE void publish(int step) const {
     ::iris::detail::atomic_store(&call->state->progress[blockIdx.x], value(call->seq, step), release, sys);
   }

@@ -269,8 +269,20 @@ local function tiles_of(rows, cols, bm, bn)
   return math.ceil(rows / bm) * math.ceil(cols / bn)
 end
 
+-- The count of calls a context made through the call protocol (device/iris/impl/ccl_call.hpp): ctx.ccl
+-- and ctx.ops (iris.ops) number their calls together, as their kernels share the protocol's state.
+local call_counts = setmetatable({}, { __mode = "k" })
+function M.calls(ctx)
+  local calls = call_counts[ctx]
+  if not calls then
+    calls = { seq = 0 }
+    call_counts[ctx] = calls
+  end
+  return calls
+end
+
 function M.new(ctx)
-  local state = { seq = 0 }
+  local state = M.calls(ctx)
   local ccl = {}
 
   local function module(name)
@@ -514,5 +526,10 @@ function M.new(ctx)
 
   return ccl
 end
+
+-- What iris.ops checks and numbers alike.
+M.DTYPE_CODE, M.VARIANT_CODE = DTYPE_CODE, VARIANT_CODE
+M.check_tensor, M.describe, M.positive_integer, M.overlap, M.human = check_tensor, describe, positive_integer, overlap,
+  human
 
 return M

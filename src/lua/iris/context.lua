@@ -3,8 +3,8 @@
 -- The context is one table per process: read-only fields rank, world_size, device, backend, and the
 -- methods attached at the end of this file, in one block: those defined here and those other modules
 -- define (iris.creation: ctx:zeros() and friends; iris.broadcast: ctx:broadcast(); iris.kernel:
--- ctx:device_barrier()), and the field ccl (iris.ccl's collectives). Every method is checked there for
--- its receiver, so none checks it itself.
+-- ctx:device_barrier()), and the fields ccl (iris.ccl's collectives) and ops (iris.ops's fused matrix
+-- multiplications). Every method is checked there for its receiver, so none checks it itself.
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local dtypes = require "iris.dtypes"
@@ -72,6 +72,7 @@ local function new_context()
   fields.heap_size = tonumber(C.iris_heap_size())
   local ctx = setmetatable({}, Context)
   fields.ccl = require("iris.ccl").new(ctx)
+  fields.ops = require("iris.ops").new(ctx)
   return ctx
 end
 
@@ -166,6 +167,14 @@ local function heap_bases(self)
   return self._heap_bases
 end
 
+local count_out = ffi.new("uint32_t[1]")
+
+-- The device's multiprocessors (Iris's get_cu_count): SMs, CUs, or the cpu backend's threads per rank.
+local function get_cu_count(self)
+  errors.check(C.iris_device_multiprocessors(count_out))
+  return count_out[0]
+end
+
 local stats_out = ffi.new("uint64_t[6]")
 
 -- The allocator's state (the same on every rank after each allocation), in bytes and blocks.
@@ -204,7 +213,7 @@ end
 local METHODS = {
   -- this file
   get_rank = get_rank, get_num_ranks = get_num_ranks, barrier = barrier, synchronize = synchronize,
-  heap_bases = heap_bases, memory_stats = memory_stats,
+  heap_bases = heap_bases, memory_stats = memory_stats, get_cu_count = get_cu_count,
   debug = logger(0), info = logger(1), warning = logger(2), error = logger(3),
   -- iris.creation: tensors on the symmetric heap
   zeros = creation.zeros, empty = creation.empty, ones = creation.ones, full = creation.full,

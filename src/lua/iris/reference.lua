@@ -1,6 +1,6 @@
 -- The library that collectives are measured against in the same run (src/capi/capi_reference.h): NCCL
 -- on the cuda backend, RCCL on hip, MPI on cpu. Used by scripts/bench/ccl_bench.lua and the labs'
--- checkers (iris-lua lab).
+-- checkers (iris-lua lab); its GEMM (cuBLAS) by scripts/bench/ops_bench.lua.
 local ffi = require "ffi"
 local C = ffi.C
 
@@ -37,6 +37,15 @@ end
 function M.run(reference, collective, send, recv, count, dtype, op, root, iterations)
   if C.iris_reference_run(reference.handle, collective, send:data_ptr(), recv:data_ptr(), count, dtype, op or "sum",
     root or 0, iterations or 1) ~= 0 then
+    error(ffi.string(C.iris_last_error()), 0)
+  end
+end
+
+-- The vendor GEMM (cuBLAS on the cuda backend, iris_reference_gemm): out = a b + beta out for row-major
+-- matrices (2-d tensors or views, one dtype); raises the library's error, or why there is none.
+function M.gemm(out, a, b, beta)
+  if C.iris_reference_gemm(out.dtype, out._shape[1], out._shape[2], a._shape[2], a:data_ptr(), a._strides[1],
+    b:data_ptr(), b._strides[1], beta or 0, out:data_ptr(), out._strides[1], 1) ~= 0 then
     error(ffi.string(C.iris_last_error()), 0)
   end
 end

@@ -5,6 +5,7 @@
 
 #include <cstring>
 
+#include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "runtime/cpu/cpu_execution.hpp"
 #include "runtime/cpu/cpu_memory.hpp"
@@ -27,6 +28,8 @@ CodeTarget CpuBackend::code_target() const {
   return CodeTarget{"cxx", name.machine};
 }
 
+int CpuBackend::device_count() const { return execution_->comm.local_size(); }
+
 LaunchLimits CpuBackend::launch_limits() const {
   // Those every GPU backend has (CUDA and HIP alike), so that a launch that runs here runs on a GPU.
   LaunchLimits limits;
@@ -35,6 +38,7 @@ LaunchLimits CpuBackend::launch_limits() const {
   limits.max_block[2] = 64;
   limits.max_grid[0] = 2147483647u;
   limits.max_grid[1] = limits.max_grid[2] = 65535;
+  limits.multiprocessors = static_cast<unsigned>(cpu_threads_per_rank(execution_->comm));
   return limits;
 }
 

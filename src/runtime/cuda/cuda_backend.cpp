@@ -50,6 +50,7 @@ CudaBackend::CudaBackend(const comm::Comm& comm) : GpuBackend(cuda::Api{cuda::dr
   limits_.max_grid[2] = attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z, "grid limit");
   limits_.max_shared_per_block =
       attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, "shared memory limit");
+  limits_.multiprocessors = attribute(cu, device_handle_, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, "multiprocessors");
 
   check(cu.cuDevicePrimaryCtxRetain(&context_, device_handle_), "cuDevicePrimaryCtxRetain",
         format("starting GPU %d (%s)", device_, device_name_.c_str()));

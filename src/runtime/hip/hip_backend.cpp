@@ -56,6 +56,7 @@ HipBackend::HipBackend(const comm::Comm& comm) : GpuBackend(hip::Api{hip::runtim
   limits_.max_grid[2] = attribute(hipDeviceAttributeMaxGridDimZ, "grid limit");
   // AMD GPUs have no opt-in above this: the whole LDS (64 KiB) is available to every kernel.
   limits_.max_shared_per_block = attribute(hipDeviceAttributeMaxSharedMemoryPerBlock, "shared memory limit");
+  limits_.multiprocessors = attribute(hipDeviceAttributeMultiprocessorCount, "multiprocessors");
 
   check(api.hipStreamCreateWithFlags(&stream_, hipStreamNonBlocking), "hipStreamCreateWithFlags",
         "creating the stream");

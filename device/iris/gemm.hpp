@@ -1,0 +1,138 @@
+// Matrix multiplication in kernels: a block computes one output tile of C = A B, with float
+// accumulation, on the matrix units where the platform has them, for kernels that communicate the
+// tiles they compute (ctx.ops and Iris's examples 07-16 are built from it). Declarations and contracts
+// here; bodies in impl/gemm_*.hpp.
+//
+// ---- The tile ------------------------------------------------------------------------------------
+// A block of kThreads (256) threads computes a kTileM x kTileN (128 x 128) tile: acc += A[rows of the
+// tile, all k] B[all k, columns of the tile]. Inputs are float16, bfloat16 or float32 (all three
+// matrices of one call have one element type); the accumulator is float32. Rows and columns past the
+// matrices and the last partial step of k are masked (read as zeros), so any M, N and K work.
+//
+//   NVIDIA (sm_80+)  8 warps of 64 x 32; mma.sync m16n8k16 (f16, bf16) or m16n8k8 on tf32 (float32
+//                    inputs are rounded to tf32, 10 bits of mantissa, as cuBLAS's TF32 mode does);
+//                    operands staged in shared memory by cp.async (three steps of k in flight),
+//                    fragments read with ldmatrix
+//   AMD (gfx90a+)    4 wavefronts of 64 x 64; MFMA 32x32x8 (f16, bf16_1k) or 32x32x2 (f32)
+//   cpu backend      NVIDIA's algorithm, its instructions emulated with the warp operations (so the
+//                    fragment layouts a GPU uses are the ones the tests check)
+//
+// Operands are read through Matrix views with any strides. Staging moves 16 bytes at a time when the
+// contiguous dimension has stride 1 and rows start on 16-byte boundaries; otherwise element by element
+// (correct, slower). A matrix "stored transposed" is a view with swapped strides:
+// matrix(b, K, N, 1, K) is B held as N rows of K.
+//
+// ---- Using it ------------------------------------------------------------------------------------
+// Every thread of the block calls each function with the same arguments (they synchronize the block
+// and use kSharedBytes of static shared memory, the same buffer for all of them). The accumulator is
+// each thread's share of the tile, in registers: element (i, j) of the tile is at an index that
+// depends on the platform, so reach it through for_each() or the stores below.
+//
+//   __global__ void gemm(const iris::half* a, const iris::half* b, iris::half* c, int64_t m, int64_t n,
+//                        int64_t k) {                                 // launch {grid = G, block = 256}
+//     using namespace iris;
+//     const gemm::Matrix<half> A = gemm::matrix(a, m, k, k), B = gemm::matrix(b, k, n, n);
+//     for (int64_t t = blockIdx.x; t < gemm::tiles(m, n); t += gridDim.x) {
+//       const ccl::Tile tile = gemm::tile(t, m, n);
+//       gemm::Accumulator acc;
+//       gemm::clear(acc);
+//       gemm::multiply(acc, A, B, tile.row, tile.col);
+//       gemm::store(acc, ccl::view(c, m, n, n), tile);
+//     }
+//   }
+//
+// The tile then goes wherever the kernel wants it, as it is computed: store() into a view of another
+// rank's heap (ctx.translate) puts it there; atomic_add() accumulates it into any rank's copy; stored
+// locally, it is the source of the tile-level collectives of ccl.hpp (whose tiles hold at most 8
+// elements per thread on GPUs: hand them the kTileM x kTileN tile in sub-tiles, as kernels/ops do).
+#ifndef IRIS_GEMM_HPP
+#define IRIS_GEMM_HPP
+
+namespace iris {
+namespace gemm {
+
+constexpr int kTileM = 128;
+constexpr int kTileN = 128;
+constexpr int kThreads = 256;
+constexpr int kSharedBytes = 48 * 1024;  // static shared memory of a block that multiplies
+
+// rows x cols elements; element (i, j) at ptr[i * row_stride + j * col_stride].
+template <class T>
+struct Matrix {
+  const T* ptr;
+  int64_t rows, cols, row_stride, col_stride;
+
+  // Columns [first, first + count) (for A) and rows [first, first + count) (for B): the k range of one
+  // step of a split or gathered multiplication.
+  IRIS_DEVICE Matrix<T> columns(int64_t first, int64_t count) const {
+    return Matrix<T>{ptr + first * col_stride, rows, count, row_stride, col_stride};
+  }
+  IRIS_DEVICE Matrix<T> row_range(int64_t first, int64_t count) const {
+    return Matrix<T>{ptr + first * row_stride, count, cols, row_stride, col_stride};
+  }
+};
+
+template <class T>
+IRIS_DEVICE Matrix<T> matrix(const T* ptr, int64_t rows, int64_t cols, int64_t row_stride, int64_t col_stride = 1) {
+  return Matrix<T>{ptr, rows, cols, row_stride, col_stride};
+}
+
+// A thread's share of the block's kTileM x kTileN float tile.
+struct Accumulator {
+  static constexpr int kElements = kTileM * kTileN / kThreads;
+  float v[kElements];
+};
+
+IRIS_DEVICE void clear(Accumulator& acc);
+
+// acc += A[row .. row + kTileM) x B[.., col .. col + kTileN), summed over k in [0, a.cols); a.cols must
+// equal b.rows (a kernel splitting k calls it once per part, with columns() and row_range()). Rows of A
+// past a.rows and columns of B past b.cols contribute zeros.
+template <class T>
+IRIS_DEVICE void multiply(Accumulator& acc, const Matrix<T>& a, const Matrix<T>& b, int64_t row, int64_t col);
+
+// Calls f(i, j, value) for each element this thread holds, (i, j) its place in the tile (0-based; the
+// whole kTileM x kTileN, masking is the caller's).
+template <class F>
+IRIS_DEVICE void for_each(const Accumulator& acc, F f);
+
+// dst(tile.row + i, tile.col + j) = U(acc(i, j)) for i < tile.rows, j < tile.cols: the accumulator's
+// (0, 0) lands on the tile's first element, so one accumulator can be stored at several places (a local
+// tile and its place in a gathered result). dst may be in any rank's heap (a translated pointer); rows
+// move as 16-byte stores where dst allows. Every thread of the block sees the whole tile written when
+// store() returns; other ranks see these plain stores once a signal (after __syncthreads()) publishes
+// them.
+template <class U>
+IRIS_DEVICE void store(const Accumulator& acc, const ccl::View<U>& dst, const ccl::Tile& tile);
+
+// The same into `to_rank`'s copy of dst (dst in this rank's address space): Iris's put of a tile.
+template <class U>
+IRIS_DEVICE void put(const Accumulator& acc, const Context& ctx, const ccl::View<U>& dst, const ccl::Tile& tile,
+                     int to_rank);
+
+// dst(tile.row + i, tile.col + j) += acc(i, j), one atomic per element (relaxed, system scope: order
+// them with a release after __syncthreads()) in whatever heap dst points into. U is float (native
+// atomic add) or a 16-bit float (a compare-and-swap loop where the platform has no 16-bit add).
+template <class U>
+IRIS_DEVICE void atomic_add(const Accumulator& acc, const ccl::View<U>& dst, const ccl::Tile& tile);
+
+// ---- Which tile ------------------------------------------------------------------------------------
+// tiles(m, n): the kTileM x kTileN tiles of an m x n result. tile(index, m, n): tile number `index` in
+// grouped order: `group_m` rows of tiles are walked column by column, so blocks working at the same time
+// share rows of A and columns of B in the cache. The Tile (ccl.hpp) has the row-major index, first row
+// and column, and the extent cut at the edges.
+IRIS_DEVICE int64_t tiles(int64_t m, int64_t n);
+IRIS_DEVICE ccl::Tile tile(int64_t index, int64_t m, int64_t n, int group_m = 8);
+
+}  // namespace gemm
+}  // namespace iris
+
+#include "impl/gemm_layout.hpp"
+#if defined(IRIS_PLATFORM_HIP)
+#include "impl/gemm_mfma.hpp"
+#else
+#include "impl/gemm_mma.hpp"  // NVIDIA's instructions, emulated on the cpu backend
+#endif
+#include "impl/gemm_tile.hpp"
+
+#endif  // IRIS_GEMM_HPP

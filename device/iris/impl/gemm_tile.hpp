@@ -1,0 +1,189 @@
+// The k loop and the epilogue, on top of the platform's compute_step and position (gemm_mma.hpp,
+// gemm_mfma.hpp).
+#ifndef IRIS_IMPL_GEMM_TILE_HPP
+#define IRIS_IMPL_GEMM_TILE_HPP
+
+namespace iris {
+namespace gemm {
+namespace detail {
+
+// Copies the tile of `s` at (outer0, k0) into `tile`: 512 chunks of 16 bytes, two per thread, zeros where
+// the operand ends. Vector chunks go through the platform's asynchronous copy (copy16_async: cp.async on
+// NVIDIA, completed by wait_async); the others element by element, at once.
+template <class T>
+IRIS_DEVICE void stage(const Source<T>& s, uint8_t* tile, int64_t outer0, int64_t k0) {
+  constexpr int V = Shape<T>::kVector;
+  const int chunks = s.k_major ? 4 : kTileM / V;
+  for (int c = thread_index(); c < 512; c += kThreads) {
+    const int row = c / chunks, chunk = c % chunks;
+    int64_t outer, k;
+    int valid;
+    if (s.k_major) {
+      outer = outer0 + row;
+      k = k0 + static_cast<int64_t>(chunk) * V;
+      valid = outer < s.outer_extent ? static_cast<int>(clamp_count(s.k_extent - k, V)) : 0;
+    } else {
+      k = k0 + row;
+      outer = outer0 + static_cast<int64_t>(chunk) * V;
+      valid = k < s.k_extent ? static_cast<int>(clamp_count(s.outer_extent - outer, V)) : 0;
+    }
+    uint8_t* to = tile + offset(row, chunk, chunks);
+    const T* from = s.ptr + outer * s.outer_stride + k * s.k_stride;
+    if (s.vector) {
+      copy16_async(to, valid > 0 ? from : s.ptr, valid * static_cast<int>(sizeof(T)));
+    } else {
+      alignas(16) T values[V];
+      const int64_t step = s.k_major ? s.k_stride : s.outer_stride;
+#pragma unroll
+      for (int j = 0; j < V; ++j) values[j] = j < valid ? from[j * step] : T(0.0f);
+      *reinterpret_cast<uint4*>(to) = *reinterpret_cast<const uint4*>(values);
+    }
+  }
+}
+
+}  // namespace detail
+
+IRIS_DEVICE void clear(Accumulator& acc) {
+#pragma unroll
+  for (int e = 0; e < Accumulator::kElements; ++e) acc.v[e] = 0.0f;
+}
+
+// The k loop: stage kStages - 1 steps ahead, compute on the oldest. One commit per step, empty or not,
+// so wait_async<kStages - 2>() always means "the step about to be computed has landed".
+template <class T>
+IRIS_DEVICE void multiply(Accumulator& acc, const Matrix<T>& a, const Matrix<T>& b, int64_t row, int64_t col) {
+  using namespace detail;
+  require_block_shape();
+  constexpr int kK = Shape<T>::kK;
+  const Source<T> sa = source(a.ptr, a.row_stride, a.col_stride, a.rows, a.cols);
+  const Source<T> sb = source(b.ptr, b.col_stride, b.row_stride, b.cols, b.rows);
+  const int64_t steps = (a.cols + kK - 1) / kK;
+  uint8_t* smem = arena();
+  __syncthreads();  // the arena may still be read by the block's previous call
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < steps) {
+      stage(sa, smem + s * kStageBytes, row, static_cast<int64_t>(s) * kK);
+      stage(sb, smem + s * kStageBytes + kOperandBytes, col, static_cast<int64_t>(s) * kK);
+    }
+    commit_async();
+  }
+  for (int64_t step = 0; step < steps; ++step) {
+    wait_async<kStages - 2>();
+    __syncthreads();  // every thread's chunks of this step are in; the stage refilled below is no longer read
+    const int64_t next = step + kStages - 1;
+    if (next < steps) {
+      uint8_t* to = smem + (next % kStages) * kStageBytes;
+      stage(sa, to, row, next * kK);
+      stage(sb, to + kOperandBytes, col, next * kK);
+    }
+    commit_async();
+    const uint8_t* tile = smem + (step % kStages) * kStageBytes;
+    compute_step<T>(acc, tile, tile + kOperandBytes, sa.k_major, sb.k_major);
+  }
+  wait_async<0>();
+}
+
+template <class F>
+IRIS_DEVICE void for_each(const Accumulator& acc, F f) {
+#pragma unroll
+  for (int e = 0; e < Accumulator::kElements; ++e) {
+    int i, j;
+    detail::position(e, i, j);
+    f(i, j, acc.v[e]);
+  }
+}
+
+namespace detail {
+
+// Rows of the staged output: each padded by 16 bytes (rows of 128 elements would put every row's
+// element j on the same bank), as many rows per pass as the arena holds (a float tile takes two).
+template <class U> struct Staging {
+  static constexpr int kRowBytes = kTileN * static_cast<int>(sizeof(U)) + 16;
+  static constexpr int kRows = (kSharedBytes / kRowBytes) / 16 * 16 < kTileM ? (kSharedBytes / kRowBytes) / 16 * 16 : kTileM;
+};
+
+// Rows [0, rows) x columns [0, cols) of the staged output to dst (row stride `stride` elements): whole
+// 16-byte chunks where dst's rows allow, else element by element.
+template <class U>
+IRIS_DEVICE void write_rows(const uint8_t* staged_rows, U* dst, int64_t stride, int rows, int cols) {
+  constexpr int V = static_cast<int>(16 / sizeof(U));
+  const bool aligned = reinterpret_cast<uintptr_t>(dst) % 16 == 0 && (static_cast<uint64_t>(stride) * sizeof(U)) % 16 == 0;
+  if (aligned && cols % V == 0) {
+    const int per_row = cols / V;
+    for (int c = thread_index(); c < rows * per_row; c += kThreads) {
+      const int r = c / per_row, chunk = c % per_row;
+      *reinterpret_cast<uint4*>(dst + r * stride + chunk * V) =
+          *reinterpret_cast<const uint4*>(staged_rows + r * Staging<U>::kRowBytes + chunk * 16);
+    }
+    return;
+  }
+  for (int e = thread_index(); e < rows * cols; e += kThreads) {
+    const int r = e / cols, c = e % cols;
+    dst[r * stride + c] = *reinterpret_cast<const U*>(staged_rows + r * Staging<U>::kRowBytes + c * sizeof(U));
+  }
+}
+
+}  // namespace detail
+
+template <class U>
+IRIS_DEVICE void store(const Accumulator& acc, const ccl::View<U>& dst, const ccl::Tile& tile) {
+  using namespace detail;
+  require_block_shape();
+  uint8_t* smem = arena();
+  for (int first = 0; first < tile.rows; first += Staging<U>::kRows) {
+    const int rows = tile.rows - first < Staging<U>::kRows ? tile.rows - first : Staging<U>::kRows;
+    __syncthreads();  // the arena is free: the k loop, or the previous pass, is done with it
+#pragma unroll
+    for (int e = 0; e < Accumulator::kElements; ++e) {
+      int i, j;
+      position(e, i, j);
+      if (i >= first && i < first + rows && j < tile.cols) {
+        *reinterpret_cast<U*>(smem + (i - first) * Staging<U>::kRowBytes + j * sizeof(U)) = U(acc.v[e]);
+      }
+    }
+    __syncthreads();
+    write_rows(smem, dst.ptr + (tile.row + first) * dst.stride + tile.col, dst.stride, rows, tile.cols);
+  }
+  __syncthreads();  // the whole tile is written when any thread returns (a collective may read it next)
+}
+
+template <class U>
+IRIS_DEVICE void put(const Accumulator& acc, const Context& ctx, const ccl::View<U>& dst, const ccl::Tile& tile,
+                     int to_rank) {
+  ccl::View<U> there = dst;
+  there.ptr = ctx.translate(dst.ptr, to_rank);
+  store(acc, there, tile);
+}
+
+template <class U>
+IRIS_DEVICE void atomic_add(const Accumulator& acc, const ccl::View<U>& dst, const ccl::Tile& tile) {
+#pragma unroll
+  for (int e = 0; e < Accumulator::kElements; ++e) {
+    int i, j;
+    detail::position(e, i, j);
+    if (i < tile.rows && j < tile.cols) {
+      U* p = dst.ptr + (tile.row + i) * dst.stride + tile.col + j;
+      ::iris::detail::add(p, U(acc.v[e]), relaxed, sys);
+    }
+  }
+}
+
+IRIS_DEVICE int64_t tiles(int64_t m, int64_t n) {
+  return ((m + kTileM - 1) / kTileM) * ((n + kTileN - 1) / kTileN);
+}
+
+IRIS_DEVICE ccl::Tile tile(int64_t index, int64_t m, int64_t n, int group_m) {
+  const int64_t tiles_m = (m + kTileM - 1) / kTileM, tiles_n = (n + kTileN - 1) / kTileN;
+  const int64_t in_group = static_cast<int64_t>(group_m) * tiles_n;
+  const int64_t first_m = (index / in_group) * group_m;
+  const int64_t group_rows = tiles_m - first_m < group_m ? tiles_m - first_m : group_m;
+  const int64_t tm = first_m + (index % in_group) % group_rows;
+  const int64_t tn = (index % in_group) / group_rows;
+  ccl::Tile t = ccl::tile(tm * tiles_n + tn, m, n, kTileM, kTileN);
+  return t;
+}
+
+}  // namespace gemm
+}  // namespace iris
+
+#endif  // IRIS_IMPL_GEMM_TILE_HPP

@@ -1,0 +1,109 @@
+// What the fused ops (ctx.ops, kernels/ops/*.hip; docs/ops.md) share: they are calls of the ctx.ccl
+// protocol (impl/ccl_call.hpp: arrival with a descriptor, mismatches reported on every rank, progress,
+// deliveries), with an M x N x K descriptor, GEMM tiles handed to the tile-level collectives in
+// sub-tiles, and flags for the hand-offs between a rank's own blocks. Included by kernels/ops/*.hip.
+#ifndef IRIS_IMPL_OPS_CALL_HPP
+#define IRIS_IMPL_OPS_CALL_HPP
+
+#include <iris/impl/ccl_call.hpp>
+
+namespace iris {
+namespace ops {
+
+using ccl::detail::Call;
+using ccl::detail::CallSync;
+using ccl::detail::Shared;
+
+// Sub-tiles the tile-level collectives take: a block holds one in registers (8 elements per thread on
+// GPUs: 32 x 64 is 2048 elements for 256 threads).
+constexpr int kSubM = 32;
+constexpr int kSubN = 64;
+
+// The call of an op: a ctx.ccl call over every rank whose descriptor says M x N x K (rows, cols, count)
+// and whose layout hash covers the tensors the peers reach (a, b).
+IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int op, uint64_t seq, int variant, int dtype,
+                           int64_t m, int64_t n, int64_t k, int dim, Shared a, Shared b) {
+  const uint64_t everyone = ctx.world_size >= 64 ? ~0ull : (1ull << ctx.world_size) - 1ull;
+  Call call = ccl::detail::make_call(ctx, name, op, everyone, seq, variant, dtype, 0, 0, static_cast<uint64_t>(k),
+                                     static_cast<uint64_t>(m), dim, gemm::kTileM, gemm::kTileN, a, b);
+  call.mine.cols = static_cast<uint64_t>(n);
+  return call;
+}
+
+// The sub-tiles of a GEMM tile of an m x n view, in one order on every rank: f(sub-tile) for each
+// kSubM x kSubN tile of the view (its index among the view's sub-tiles) inside `tile`.
+template <class F>
+IRIS_DEVICE void for_each_subtile(const ccl::Tile& tile, int64_t m, int64_t n, F f) {
+  for (int64_t r = tile.row; r < tile.row + tile.rows; r += kSubM) {
+    for (int64_t c = tile.col; c < tile.col + tile.cols; c += kSubN) {
+      f(ccl::tile((r / kSubM) * ((n + kSubN - 1) / kSubN) + c / kSubN, m, n, kSubM, kSubN));
+    }
+  }
+}
+
+// Hand-offs between a rank's own blocks (a tile computed, a shard copied): one uint64 flag each in a
+// workspace tensor, set to the call's number, so flags only grow and are never reset. The waiting
+// blocks have higher indices than the blocks they wait for (the cpu backend starts a launch's blocks
+// in index order, a few at a time).
+IRIS_DEVICE void mark_done(uint64_t* flag, uint64_t seq) {
+  __syncthreads();  // the block's writes come before the release
+  if (ccl::detail::thread_index() == 0) ::iris::detail::atomic_store(flag, seq, release, sys);
+}
+IRIS_DEVICE void wait_done(const uint64_t* flag, uint64_t seq, const char* name) {
+  if (ccl::detail::thread_index() == 0) ::iris::detail::wait_for(flag, Cmp::ge, seq, acquire, sys, name);
+  __syncthreads();
+}
+
+// rows x cols elements from src (rows `src_stride` apart) to dst (`dst_stride` apart), either in any rank's
+// heap: whole 16-byte chunks spread over the block's threads, several in flight each, where both allow.
+template <class T>
+IRIS_DEVICE void copy_rows(const T* src, int64_t src_stride, T* dst, int64_t dst_stride, int64_t rows, int64_t cols) {
+  constexpr int V = static_cast<int>(16 / sizeof(T));
+  const int t = ccl::detail::thread_index(), threads = ccl::detail::thread_count();
+  const bool vector = cols % V == 0 && reinterpret_cast<uintptr_t>(src) % 16 == 0 &&
+                      reinterpret_cast<uintptr_t>(dst) % 16 == 0 && (src_stride * sizeof(T)) % 16 == 0 &&
+                      (dst_stride * sizeof(T)) % 16 == 0;
+  if (!vector) {
+    for (int64_t e = t; e < rows * cols; e += threads) dst[(e / cols) * dst_stride + e % cols] = src[(e / cols) * src_stride + e % cols];
+    return;
+  }
+  constexpr int kInFlight = 4;
+  const int64_t per_row = cols / V, chunks = rows * per_row;
+  int64_t c = t;
+  for (; c + (kInFlight - 1) * threads < chunks; c += kInFlight * threads) {
+    uint4 v[kInFlight];
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) {
+      const int64_t at = c + i * threads;
+      v[i] = *reinterpret_cast<const uint4*>(src + (at / per_row) * src_stride + (at % per_row) * V);
+    }
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) {
+      const int64_t at = c + i * threads;
+      *reinterpret_cast<uint4*>(dst + (at / per_row) * dst_stride + (at % per_row) * V) = v[i];
+    }
+  }
+  for (; c < chunks; c += threads) {
+    *reinterpret_cast<uint4*>(dst + (c / per_row) * dst_stride + (c % per_row) * V) =
+        *reinterpret_cast<const uint4*>(src + (c / per_row) * src_stride + (c % per_row) * V);
+  }
+}
+
+// Runs `statement` with T the element type of dtype number `dtype` (ccl's numbering; ops take the
+// three float types).
+#define IRIS_OPS_FOR_DTYPE(dtype, T, statement)               \
+  switch (dtype) {                                             \
+    case 8: { typedef ::iris::half T; statement; } break;      \
+    case 9: { typedef ::iris::bfloat16 T; statement; } break;  \
+    default: { typedef float T; statement; } break;            \
+  }
+
+namespace variant {
+using namespace ::iris::ccl::detail::variant;
+enum : int { specialized = 8, pull, staged };
+}  // namespace variant
+
+}  // namespace ops
+}  // namespace iris
+
+#endif  // IRIS_IMPL_OPS_CALL_HPP

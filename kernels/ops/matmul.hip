@@ -1,0 +1,27 @@
+// ctx.ops.matmul (src/lua/iris/ops.lua; docs/ops.md): c = a b on this rank alone, a persistent grid of
+// blocks over the 128 x 128 tiles of c. The GEMM of the bulk-synchronous baselines (ops_bench); no
+// communication, so no call protocol.
+#include <iris/impl/ops_call.hpp>
+
+namespace {
+
+template <class T>
+__device__ __noinline__ void run(const T* a, const T* b, T* c, long m, long n, long k, long a_stride, long b_stride,
+                                 long c_stride) {
+  using namespace iris;
+  const gemm::Matrix<T> A = gemm::matrix(a, m, k, a_stride), B = gemm::matrix(b, k, n, b_stride);
+  for (int64_t t = blockIdx.x; t < gemm::tiles(m, n); t += gridDim.x) {
+    const ccl::Tile tile = gemm::tile(t, m, n);
+    gemm::Accumulator acc;
+    gemm::clear(acc);
+    gemm::multiply(acc, A, B, tile.row, tile.col);
+    gemm::store(acc, ccl::view(c, m, n, c_stride), tile);
+  }
+}
+
+}  // namespace
+
+__global__ void ops_matmul(const void* a, const void* b, void* c, long m, long n, long k, long a_stride,
+                           long b_stride, long c_stride, int dtype) {
+  IRIS_OPS_FOR_DTYPE(dtype, T, run<T>(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), m, n, k, a_stride, b_stride, c_stride))
+}

@@ -1,0 +1,61 @@
+// ctx.ops.matmul_all_gather (src/lua/iris/ops.lua; docs/ops.md): every member's a_r b lands in chunk r
+// (along dim) of every member's out. Each rank multiplies its own m x n product tile by tile:
+//   push:        the block that computed a tile writes it, from its staging in shared memory, into its
+//                chunk of every member's out (Iris's all-scatter, example 07)
+//   specialized: blocks [0, gemm_blocks) compute and store tiles into this rank's chunk and flag them;
+//                the blocks after them (Iris's comm_sms, example 10) copy each flagged tile to the peers,
+//                so the GEMM blocks never wait on the links
+// The peers' outputs are free once they arrived (the call protocol); they are complete at the call's
+// end, when every member delivered.
+#include <iris/impl/ops_call.hpp>
+
+namespace {
+
+using namespace iris;
+
+template <class T>
+__device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, T* out, long m, long n, long k,
+                                 long a_stride, long b_stride, long out_stride, long chunk_step, uint64_t* flags,
+                                 int variant, int gemm_blocks) {
+  const ccl::Team& team = call.team;
+  const ccl::View<T> mine = ccl::view(out + team.index * chunk_step, m, n, out_stride);
+  const int64_t tiles = gemm::tiles(m, n);
+  if (variant == ops::variant::specialized && static_cast<int>(blockIdx.x) >= gemm_blocks) {
+    const int copier = static_cast<int>(blockIdx.x) - gemm_blocks, copiers = static_cast<int>(gridDim.x) - gemm_blocks;
+    for (int64_t t = copier; t < tiles; t += copiers) {
+      const ccl::Tile tile = gemm::tile(t, m, n);
+      ops::wait_done(flags + t, call.seq, "ctx.ops.matmul_all_gather");
+      const T* from = mine.ptr + tile.row * out_stride + tile.col;
+      for (int i = 1; i < team.size; ++i) {
+        const int q = ccl::detail::rotated(team, i);
+        ops::copy_rows(from, out_stride, team.ctx.translate(const_cast<T*>(from), q), out_stride, tile.rows, tile.cols);
+      }
+    }
+    return;
+  }
+  const gemm::Matrix<T> A = gemm::matrix(a, m, k, a_stride), B = gemm::matrix(b, k, n, b_stride);
+  for (int64_t t = blockIdx.x; t < tiles; t += gemm_blocks) {
+    const ccl::Tile tile = gemm::tile(t, m, n);
+    gemm::Accumulator acc;
+    gemm::clear(acc);
+    gemm::multiply(acc, A, B, tile.row, tile.col);
+    if (variant == ops::variant::specialized) {
+      gemm::store(acc, mine, tile);
+      ops::mark_done(flags + t, call.seq);
+    } else {
+      for (int i = 0; i < team.size; ++i) gemm::put(acc, team.ctx, mine, tile, ccl::detail::rotated(team, i));
+    }
+  }
+}
+
+}  // namespace
+
+__global__ void ops_matmul_all_gather(const void* a, const void* b, void* out, long m, long n, long k, long a_stride,
+                                      long b_stride, long out_stride, long chunk_step, uint64_t* flags, int dtype,
+                                      int dim, int variant, int gemm_blocks, uint64_t seq, iris::Context ctx) {
+  const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_all_gather", ccl::detail::matmul_all_gather_call, seq,
+                                        variant, dtype, m, n, k, dim, {out, out_stride}, {nullptr, 0});
+  call.begin();
+  IRIS_OPS_FOR_DTYPE(dtype, T, run<T>(call, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), m, n, k, a_stride, b_stride, out_stride, chunk_step, flags, variant, gemm_blocks))
+  call.end(true);
+}

@@ -1,0 +1,47 @@
+// ctx.ops.matmul_reduce_scatter (src/lua/iris/ops.lua; docs/ops.md): member r's out is chunk r (along
+// dim) of the sum over the members of a_q b, as ctx.ccl.reduce_scatter's. Blocks stride over the tiles
+// of one chunk; for its tile a block computes the partial product of that tile in every chunk into this
+// rank's `partial` workspace (m x n), then reduces its own chunk's tile from every member's partial, in
+// 32 x 64 sub-tiles (ccl::reduce_scatter), while other blocks go on multiplying.
+#include <iris/impl/ops_call.hpp>
+
+namespace {
+
+using namespace iris;
+
+template <class T>
+__device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, T* out, T* partial, long m, long n,
+                                 long k, long a_stride, long b_stride, long out_stride, int dim) {
+  const ccl::Team& team = call.team;
+  const int64_t cm = dim == 1 ? m / team.size : m, cn = dim == 1 ? n : n / team.size;
+  const int64_t chunk_step = dim == 1 ? cm * n : cn;  // between chunks of the m x n partial
+  const ccl::View<T> partials = ccl::view(partial, cm, cn, n, chunk_step);
+  const ccl::View<T> result = ccl::view(out, cm, cn, out_stride);
+  const gemm::Matrix<T> A = gemm::matrix(a, m, k, a_stride), B = gemm::matrix(b, k, n, b_stride);
+  uint64_t ordinal = 0;
+  for (int64_t t = blockIdx.x; t < gemm::tiles(cm, cn); t += gridDim.x) {
+    const ccl::Tile tile = gemm::tile(t, cm, cn);
+    for (int i = 1; i <= team.size; ++i) {  // this rank's own chunk last
+      const int j = (team.index + i) % team.size;
+      gemm::Accumulator acc;
+      gemm::clear(acc);
+      gemm::multiply(acc, A, B, tile.row + (dim == 1 ? j * cm : 0), tile.col + (dim == 1 ? 0 : j * cn));
+      gemm::store(acc, partials.chunk(j), tile);
+    }
+    ops::for_each_subtile(tile, cm, cn, [&](const ccl::Tile& sub) {
+      ccl::reduce_scatter(team, sub, partials, result, ops::CallSync{&call, ordinal++, true});
+    });
+  }
+}
+
+}  // namespace
+
+__global__ void ops_matmul_reduce_scatter(const void* a, const void* b, void* out, void* partial, long m, long n, long k,
+                                          long a_stride, long b_stride, long out_stride, int dtype, int dim,
+                                          uint64_t seq, iris::Context ctx) {
+  const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_reduce_scatter", ccl::detail::matmul_reduce_scatter_call,
+                                        seq, ops::variant::two_shot, dtype, m, n, k, dim, {partial, n}, {nullptr, 0});
+  call.begin();
+  IRIS_OPS_FOR_DTYPE(dtype, T, run<T>(call, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), static_cast<T*>(partial), m, n, k, a_stride, b_stride, out_stride, dim))
+  call.end(true);
+}

@@ -1,0 +1,294 @@
+-- ctx.ops: matrix multiplications fused with the collectives, Iris's iris.ops (docs/ops.md has the
+-- semantics, the variants and where the overlap comes from).
+--
+-- Policy lives here: arguments checked at the user's line, the variant and grid each call runs with,
+-- the workspaces some variants need (allocated once per shape, never re-zeroed). Each op is one kernel
+-- file under kernels/ops/ built from the GEMM blocks (device/iris/gemm.hpp) and the tile-level
+-- collectives; the fused ones are calls of ctx.ccl's protocol, numbered with ctx.ccl's calls
+-- (iris.ccl.calls), so a rank calling another op or collective than its peers gets an error, not a hang.
+local ffi = require "ffi"
+local errors = require "iris.errors"
+local tensor = require "iris.tensor"
+local kernel = require "iris.kernel"
+local ccl = require "iris.ccl"
+local C = ffi.C
+
+local M = {}
+
+local DTYPES = { float16 = true, bfloat16 = true, float32 = true }
+-- The device's variant numbers (device/iris/impl/ccl_call.hpp: variant_name): ctx.ccl's, and the ops' own.
+local VARIANT_CODE = setmetatable({ specialized = 8, pull = 9, staged = 10 }, { __index = ccl.VARIANT_CODE })
+local VARIANTS = {
+  matmul_all_reduce = { "two_shot", "one_shot", "ring", "atomic", "spinlock" },
+  all_gather_matmul = { "pull", "staged" },
+  matmul_all_gather = { "push", "specialized" },
+  matmul_reduce_scatter = { "two_shot" },
+}
+-- What `auto` runs. On GPUs the communication goes to a few blocks of its own where the op has such a
+-- variant (the GEMM blocks never wait on the links); the cpu backend runs few blocks at a time, so there
+-- every block does both.
+local AUTO = {
+  gpu = { matmul_all_reduce = "two_shot", all_gather_matmul = "staged", matmul_all_gather = "specialized",
+    matmul_reduce_scatter = "two_shot" },
+  cpu = { matmul_all_reduce = "two_shot", all_gather_matmul = "pull", matmul_all_gather = "push",
+    matmul_reduce_scatter = "two_shot" },
+}
+-- The options each function takes.
+local OPTIONS = {
+  matmul = { "blocks" },
+  matmul_all_reduce = { "variant", "blocks" },
+  all_gather_matmul = { "variant", "blocks", "comm_blocks" },
+  matmul_all_gather = { "variant", "blocks", "comm_blocks", "dim" },
+  matmul_reduce_scatter = { "variant", "blocks", "dim" },
+}
+local THREADS = 256 -- gemm::kThreads
+local TILE = 128    -- gemm::kTileM, kTileN
+local MAX_BLOCKS = 512 -- the call state's progress slots
+local COMM_BLOCKS = { gpu = 16, cpu = 1 }
+
+local function shape_text(t) return tensor.shape_text(t._shape) end
+
+local function matrix_of(what, name, t, writable)
+  ccl.check_tensor(what, name, t, writable)
+  if t._ndim ~= 2 then
+    errors.raise("invalid_argument", "%s: %s must be a matrix (a 2-d tensor), got shape %s", what, name, shape_text(t))
+  end
+  if not DTYPES[t.dtype] then
+    errors.raise("invalid_argument", "%s: %s is %s; ctx.ops multiplies float16, bfloat16 and float32", what, name,
+      t.dtype)
+  end
+  return t._shape[1], t._shape[2]
+end
+
+-- out, a, b: matrices of one float dtype, out apart from both inputs. Returns the dtype and the shapes.
+local function check_operands(what, out, a, b)
+  local out_rows, out_cols = matrix_of(what, "out", out, true)
+  local a_rows, a_cols = matrix_of(what, "A", a)
+  local b_rows, b_cols = matrix_of(what, "B", b)
+  if a.dtype ~= b.dtype or a.dtype ~= out.dtype then
+    errors.raise("invalid_argument", "%s: out is %s, A %s, B %s; they must have one dtype", what, out.dtype, a.dtype,
+      b.dtype)
+  end
+  for _, input in ipairs { { "A", a }, { "B", b } } do
+    if ccl.overlap(out, input[2]) then
+      errors.raise("invalid_argument", "%s: out and %s overlap; the result needs memory of its own", what, input[1])
+    end
+  end
+  return a._dt, { out_rows, out_cols }, { a_rows, a_cols }, { b_rows, b_cols }
+end
+
+-- out, a, b for a product a b (b's rows are a's columns): the dtype and m, n, k.
+local function product_operands(what, out, a, b)
+  local dt, _, sa, sb = check_operands(what, out, a, b)
+  if sb[1] ~= sa[2] then
+    errors.raise("invalid_argument", "%s: A is %s and B %s; B needs %d rows", what, shape_text(a), shape_text(b), sa[2])
+  end
+  return dt, sa[1], sb[2], sa[2]
+end
+
+local function expect_shape(what, name, t, rows, cols, why)
+  if t._shape[1] ~= rows or t._shape[2] ~= cols then
+    errors.raise("invalid_argument", "%s: %s has shape %s; %s makes it %s", what, name, shape_text(t), why,
+      tensor.shape_text { rows, cols })
+  end
+end
+
+local function tiles_of(rows, cols) return math.ceil(rows / TILE) * math.ceil(cols / TILE) end
+
+function M.new(ctx)
+  local ops = {}
+  local calls = ccl.calls(ctx)
+  local modules, workspaces = {}, {}
+  local device_class = ctx.backend == "cpu" and "cpu" or "gpu"
+  local default_blocks -- found at the first call
+
+  local function module(name)
+    local m = modules[name]
+    if not m then
+      m = kernel.builtin("ops/" .. name)
+      modules[name] = m
+    end
+    return m
+  end
+
+  -- The default grid: the device's multiprocessors, divided among the node's ranks that share the device
+  -- (their persistent kernels must all run at once: blocks wait for their peers' blocks). Found without
+  -- asking the other ranks, so a call never waits on the host for a rank that called something else;
+  -- ranks on unlike devices get a mismatch naming both grids (pass `blocks`).
+  local function blocks_by_default()
+    if not default_blocks then
+      local sharing = ffi.new("uint32_t[1]")
+      errors.check(C.iris_device_sharing(sharing))
+      default_blocks = math.max(1, math.floor(ctx:get_cu_count() / sharing[0]))
+    end
+    return default_blocks
+  end
+
+  local function read_options(what, op, opts)
+    if opts == nil then opts = {} end
+    if type(opts) ~= "table" or tensor.is_tensor(opts) then
+      errors.raise("invalid_argument", "%s: options must be a table such as {blocks = 8}, got %s", what,
+        ccl.describe(opts))
+    end
+    local takes = {}
+    for _, key in ipairs(OPTIONS[op]) do takes[key] = true end
+    for key in pairs(opts) do
+      if not takes[key] then
+        errors.raise("invalid_argument", "%s: unknown option '%s' (options: %s)", what, tostring(key),
+          table.concat(OPTIONS[op], ", "))
+      end
+    end
+    local o = { variant = opts.variant or "auto" }
+    if VARIANTS[op] then
+      local known = o.variant == "auto"
+      for _, v in ipairs(VARIANTS[op]) do known = known or v == o.variant end
+      if not known then
+        errors.raise("invalid_argument", "%s: variant must be \"auto\" or \"%s\", got %s", what,
+          table.concat(VARIANTS[op], "\", \""), ccl.describe(o.variant))
+      end
+      if o.variant == "auto" then o.variant, o.auto = AUTO[device_class][op], true end
+    end
+    o.dim = opts.dim or 1
+    if o.dim ~= 1 and o.dim ~= 2 then
+      errors.raise("invalid_argument", "%s: dim must be 1 or 2, got %s", what, ccl.describe(o.dim))
+    end
+    o.blocks = opts.blocks and ccl.positive_integer(what, "blocks", opts.blocks, MAX_BLOCKS)
+    o.comm_blocks = opts.comm_blocks and ccl.positive_integer(what, "comm_blocks", opts.comm_blocks, MAX_BLOCKS)
+    return o
+  end
+
+  -- GEMM blocks (no more than the tiles) and communication blocks (variants that have them).
+  local function grid(what, o, tiles, comm_work)
+    local gemm = math.max(1, math.min(o.blocks or blocks_by_default(), tiles))
+    if comm_work == 0 then comm_work = nil end
+    local comm = 0
+    if comm_work then comm = math.max(1, math.min(o.comm_blocks or COMM_BLOCKS[device_class], comm_work)) end
+    if gemm + comm > MAX_BLOCKS then
+      errors.raise("invalid_argument", "%s: %d GEMM and %d communication blocks are more than the %d a call runs",
+        what, gemm, comm, MAX_BLOCKS)
+    end
+    return gemm, comm
+  end
+
+  local function log_plan(what, dt, m, n, k, o, gemm, comm)
+    if C.iris_log_enabled(0) == 0 then return end
+    ctx:debug("%s: %d x %d x %d %s on %d rank%s: %s%s, %d GEMM block%s%s of %d threads", what, m, n, k, dt.name,
+      ctx.world_size, ctx.world_size == 1 and "" or "s", o.variant, o.auto and " (auto)" or "", gemm,
+      gemm == 1 and "" or "s", comm > 0 and (" + %d communication"):format(comm) or "", THREADS)
+  end
+
+  -- A workspace of `shape` and dtype for `name`, kept between calls with the same shape (collective: a
+  -- new shape allocates on every rank, as the call itself is made on every rank).
+  local function workspace(name, shape, dtype, zeroed)
+    local w = workspaces[name]
+    if w and w.dtype == dtype and w._shape[1] == shape[1] and w._shape[2] == shape[2] then return w end
+    if w then w:free() end
+    w = zeroed and ctx:zeros(shape, dtype) or ctx:empty(shape, dtype)
+    workspaces[name] = w
+    return w
+  end
+
+  -- The call's number is the protocol's next; it counts once the launch went out.
+  local function launch(k, blocks, ...)
+    k:launch({ grid = blocks, block = THREADS }, ...)
+    calls.seq = calls.seq + 1
+  end
+
+  local function code(dt) return ccl.DTYPE_CODE[dt.name] end
+
+  -- out = a b on this rank alone (the GEMM of the bulk-synchronous baselines).
+  function ops.matmul(out, a, b, opts)
+    local what = "ctx.ops.matmul"
+    local dt, m, n, k = product_operands(what, out, a, b)
+    expect_shape(what, "out", out, m, n, "A x B")
+    local o = read_options(what, "matmul", opts)
+    -- Not collective (one rank may multiply alone), so the grid is this device's own.
+    local blocks = math.max(1, math.min(o.blocks or ctx:get_cu_count(), tiles_of(m, n)))
+    module("matmul").ops_matmul:launch({ grid = blocks, block = THREADS }, a, b, out, m, n, k, a._strides[1],
+      b._strides[1], out._strides[1], code(dt))
+    return out
+  end
+
+  -- out = the sum over the ranks of a_r b_r (Iris's matmul_all_reduce: A differs per rank).
+  function ops.matmul_all_reduce(out, a, b, opts)
+    local what = "ctx.ops.matmul_all_reduce"
+    local dt, m, n, k = product_operands(what, out, a, b)
+    expect_shape(what, "out", out, m, n, "A x B")
+    local o = read_options(what, "matmul_all_reduce", opts)
+    local blocks = grid(what, o, tiles_of(m, n))
+    log_plan(what, dt, m, n, k, o, blocks, 0)
+    launch(module("matmul_all_reduce").ops_matmul_all_reduce, blocks, a, b, out, m, n, k, a._strides[1], b._strides[1],
+      out._strides[1], code(dt), VARIANT_CODE[o.variant], calls.seq + 1, ctx)
+    return out
+  end
+
+  -- out = every rank's a_r b, in rank order along dim (Iris's matmul_all_gather; dim 2 is its
+  -- all-scatter of example 07: each rank computes a block of columns).
+  function ops.matmul_all_gather(out, a, b, opts)
+    local what = "ctx.ops.matmul_all_gather"
+    local dt, m, n, k = product_operands(what, out, a, b)
+    local o = read_options(what, "matmul_all_gather", opts)
+    local W = ctx.world_size
+    expect_shape(what, "out", out, o.dim == 1 and W * m or m, o.dim == 1 and n or W * n,
+      ("A x B gathered from %d rank%s along dim %d"):format(W, W == 1 and "" or "s", o.dim))
+    local tiles = tiles_of(m, n)
+    local specialized = o.variant == "specialized"
+    local blocks, comm = grid(what, o, tiles, specialized and tiles or nil)
+    local flags = workspace("matmul_all_gather flags", specialized and { tiles, 1 } or { 1, 1 }, "uint64", true)
+    log_plan(what, dt, m, n, k, o, blocks, comm)
+    launch(module("matmul_all_gather").ops_matmul_all_gather, blocks + comm, a, b, out, m, n, k, a._strides[1],
+      b._strides[1], out._strides[1], o.dim == 1 and m * out._strides[1] or n, flags, code(dt), o.dim,
+      VARIANT_CODE[o.variant], blocks, calls.seq + 1, ctx)
+    return out
+  end
+
+  -- out = [a_0 ... a_(W-1)] b: A gathered along k from every rank's shard (Iris's all_gather_matmul).
+  function ops.all_gather_matmul(out, a, b, opts)
+    local what = "ctx.ops.all_gather_matmul"
+    local dt, _, sa, sb = check_operands(what, out, a, b)
+    local W = ctx.world_size
+    local m, k_local, n = sa[1], sa[2], sb[2]
+    if sb[1] ~= W * k_local then
+      errors.raise("invalid_argument", "%s: A's shard is %s on each of %d rank%s, so B needs %d rows (the gathered "
+        .. "k), got %s", what, shape_text(a), W, W == 1 and "" or "s", W * k_local, shape_text(b))
+    end
+    expect_shape(what, "out", out, m, n, "A gathered x B")
+    local o = read_options(what, "all_gather_matmul", opts)
+    local staged = o.variant == "staged"
+    local pieces = math.ceil(m / TILE) * (W - 1)
+    local blocks, comm = grid(what, o, tiles_of(m, n), staged and pieces or nil)
+    local gathered = workspace("all_gather_matmul buffer", staged and { m, W * k_local } or { 1, 1 }, a.dtype, false)
+    local flags = workspace("all_gather_matmul flags", staged and { W * math.ceil(m / TILE), 1 } or { 1, 1 }, "uint64",
+      true)
+    log_plan(what, dt, m, n, W * k_local, o, blocks, comm)
+    launch(module("all_gather_matmul").ops_all_gather_matmul, blocks + comm, a, b, out, gathered, flags, m, n, k_local,
+      a._strides[1], b._strides[1], out._strides[1], code(dt), VARIANT_CODE[o.variant], comm, calls.seq + 1, ctx)
+    return out
+  end
+
+  -- out = chunk r (along dim) of the sum over the ranks of a_q b: ctx.ccl.reduce_scatter's convention
+  -- (MPI, NCCL, torch), where Iris's keeps the whole shape and writes the rank's tiles.
+  function ops.matmul_reduce_scatter(out, a, b, opts)
+    local what = "ctx.ops.matmul_reduce_scatter"
+    local dt, m, n, k = product_operands(what, out, a, b)
+    local o = read_options(what, "matmul_reduce_scatter", opts)
+    local W = ctx.world_size
+    local along = o.dim == 1 and m or n
+    if along % W ~= 0 then
+      errors.raise("invalid_argument", "%s: the product has %d %s, not a multiple of the %d ranks it is scattered to",
+        what, along, o.dim == 1 and "rows" or "columns", W)
+    end
+    local cm, cn = o.dim == 1 and m / W or m, o.dim == 1 and n or n / W
+    expect_shape(what, "out", out, cm, cn, ("this rank's chunk of A x B along dim %d"):format(o.dim))
+    local blocks = grid(what, o, tiles_of(cm, cn))
+    local partial = workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)
+    log_plan(what, dt, m, n, k, o, blocks, 0)
+    launch(module("matmul_reduce_scatter").ops_matmul_reduce_scatter, blocks, a, b, out, partial, m, n, k,
+      a._strides[1], b._strides[1], out._strides[1], code(dt), o.dim, calls.seq + 1, ctx)
+    return out
+  end
+
+  return ops
+end
+
+return M

@@ -1,0 +1,176 @@
+-- ctx.ops against products and collectives computed in Lua: every op and variant, each dtype, dim 1 and
+-- 2, views, calls in a row on the same buffers with no barrier between them, and the argument checks.
+package.path = arg[0]:match("^(.*/)") .. "../lua_helpers/?.lua;" .. package.path
+local g = require "gemm_reference"
+local ref = require "ccl_reference"
+
+local ctx = iris.init { heap_size = "32MiB" }
+local W, me = ctx.world_size, ctx.rank
+
+-- Sizes with partial 128 x 128 tiles and a partial step of k.
+local M, N, K = 70, 150, 40
+
+-- The sum over the ranks of rank r's A (m x k, salt) times B.
+local function summed(m, n, k, salt, b)
+  local sum = {}
+  for r = 0, W - 1 do g.add(sum, g.matmul(g.values(r, m, k, salt), b, m, n, k)) end
+  return sum
+end
+
+iris.test("matmul: each dtype, and A as a window of a larger matrix", function()
+  for _, dtype in ipairs(g.dtypes) do
+    local a, b, c = ref.window(ctx, M, K, dtype), ctx:zeros({ K, N }, dtype), ctx:zeros({ M, N }, dtype)
+    local av, bv = g.values(me, M, K, 1), g.values(0, K, N, 2)
+    g.fill(a, av)
+    g.fill(b, bv)
+    assert(ctx.ops.matmul(c, a, b) == c)
+    g.check(ctx, c, g.matmul(av, bv, M, N, K), "matmul " .. dtype)
+  end
+end)
+
+iris.test("matmul_all_reduce: every variant, twice in a row", function()
+  local b = ctx:zeros({ K, N }, "float16")
+  local bv = g.values(0, K, N, 2)
+  g.fill(b, bv)
+  for _, variant in ipairs { "two_shot", "one_shot", "ring", "atomic", "spinlock" } do
+    local a, c = ctx:zeros({ M, K }, "float16"), ctx:zeros({ M, N }, "float16")
+    for round = 1, 2 do
+      g.fill(a, g.values(me, M, K, round))
+      ctx.ops.matmul_all_reduce(c, a, b, { variant = variant, blocks = 2 })
+      g.check(ctx, c, summed(M, N, K, round, bv), ("matmul_all_reduce %s round %d"):format(variant, round))
+    end
+  end
+end)
+
+iris.test("matmul_all_reduce: bfloat16 and float32", function()
+  for _, dtype in ipairs { "bfloat16", "float32" } do
+    local a, b, c = ctx:zeros({ M, K }, dtype), ctx:zeros({ K, N }, dtype), ctx:zeros({ M, N }, dtype)
+    local bv = g.values(0, K, N, 2)
+    g.fill(a, g.values(me, M, K, 1))
+    g.fill(b, bv)
+    ctx.ops.matmul_all_reduce(c, a, b)
+    g.check(ctx, c, summed(M, N, K, 1, bv), "matmul_all_reduce " .. dtype)
+  end
+end)
+
+iris.test("matmul_all_gather: push and specialized, dim 1 and 2", function()
+  local bv = g.values(0, K, N, 2)
+  local b = ctx:zeros({ K, N }, "bfloat16")
+  g.fill(b, bv)
+  for _, variant in ipairs { "push", "specialized" } do
+    for dim = 1, 2 do
+      local a = ctx:zeros({ M, K }, "bfloat16")
+      local out = ctx:zeros(dim == 1 and { W * M, N } or { M, W * N }, "bfloat16")
+      g.fill(a, g.values(me, M, K, 1))
+      ctx.ops.matmul_all_gather(out, a, b, { variant = variant, dim = dim })
+      local expected = {}
+      for r = 0, W - 1 do
+        local c = g.matmul(g.values(r, M, K, 1), bv, M, N, K)
+        for i = 0, M - 1 do
+          for j = 0, N - 1 do
+            local at = dim == 1 and (r * M + i) * N + j or i * W * N + r * N + j
+            expected[at + 1] = c[i * N + j + 1]
+          end
+        end
+      end
+      g.check(ctx, out, expected, ("matmul_all_gather %s dim %d"):format(variant, dim))
+    end
+  end
+end)
+
+iris.test("all_gather_matmul: pull and staged", function()
+  local bv = g.values(0, W * K, N, 2)
+  local b = ctx:zeros({ W * K, N }, "float32")
+  g.fill(b, bv)
+  -- Row i of the gathered A is [row i of rank 0's shard, row i of rank 1's, ...].
+  local gathered = {}
+  for r = 0, W - 1 do
+    local shard = g.values(r, M, K, 1)
+    for i = 0, M - 1 do
+      for kk = 0, K - 1 do gathered[i * W * K + r * K + kk + 1] = shard[i * K + kk + 1] end
+    end
+  end
+  local expected = g.matmul(gathered, bv, M, N, W * K)
+  for _, variant in ipairs { "pull", "staged" } do
+    local a, out = ctx:zeros({ M, K }, "float32"), ctx:zeros({ M, N }, "float32")
+    g.fill(a, g.values(me, M, K, 1))
+    ctx.ops.all_gather_matmul(out, a, b, { variant = variant })
+    g.check(ctx, out, expected, "all_gather_matmul " .. variant)
+  end
+end)
+
+iris.test("matmul_reduce_scatter: dim 1 and 2", function()
+  local m, n = 34 * W, 38 * W
+  local bv = g.values(0, K, n, 2)
+  local b = ctx:zeros({ K, n }, "float16")
+  g.fill(b, bv)
+  local sum = summed(m, n, K, 1, bv)
+  for dim = 1, 2 do
+    local a = ctx:zeros({ m, K }, "float16")
+    local cm, cn = dim == 1 and m / W or m, dim == 1 and n or n / W
+    local out = ctx:zeros({ cm, cn }, "float16")
+    g.fill(a, g.values(me, m, K, 1))
+    ctx.ops.matmul_reduce_scatter(out, a, b, { dim = dim })
+    local expected = {}
+    for i = 0, cm - 1 do
+      for j = 0, cn - 1 do
+        local r, c = dim == 1 and me * cm + i or i, dim == 1 and j or me * cn + j
+        expected[i * cn + j + 1] = sum[r * n + c + 1]
+      end
+    end
+    g.check(ctx, out, expected, "matmul_reduce_scatter dim " .. dim)
+  end
+end)
+
+iris.test("ops and collectives in a row on the same buffers, no barrier between them", function()
+  local a, b = ctx:zeros({ M, K }), ctx:zeros({ K, N })
+  local c, gathered = ctx:zeros({ M, N }), ctx:zeros({ W * M, N })
+  local bv = g.values(0, K, N, 2)
+  g.fill(b, bv)
+  for round = 1, 3 do
+    g.fill(a, g.values(me, M, K, round))
+    ctx.ops.matmul_all_reduce(c, a, b)       -- c = sum of the products
+    ctx.ccl.all_reduce(c, c)                  -- c = W times that
+    ctx.ops.matmul_all_gather(gathered, a, b) -- every rank's product, stacked
+    local expected = summed(M, N, K, round, bv)
+    for i = 1, #expected do expected[i] = expected[i] * W end
+    g.check(ctx, c, expected, "all_reduce of matmul_all_reduce, round " .. round)
+    local mine = g.matmul(g.values(W - 1, M, K, round), bv, M, N, K)
+    g.check(ctx, gathered:narrow(1, (W - 1) * M + 1, M), mine, "the last rank's block, round " .. round)
+  end
+end)
+
+-- A call that fails the checks, and the text its error must contain.
+local function refused(fn, text)
+  local ok, message = pcall(fn)
+  if ok then error("the call succeeded; expected an error saying " .. text, 2) end
+  if not tostring(message):find(text, 1, true) then
+    error(("the error says %q, expected it to contain %q"):format(tostring(message), text), 2)
+  end
+end
+
+iris.test("arguments are checked at the caller's line", function()
+  local a, b, c = ctx:zeros({ 8, 4 }, "float16"), ctx:zeros({ 4, 6 }, "float16"), ctx:zeros({ 8, 6 }, "float16")
+  refused(function() ctx.ops.matmul_all_reduce(c, a, ctx:zeros({ 5, 6 }, "float16")) end, "B needs 4 rows")
+  refused(function() ctx.ops.matmul_all_reduce(ctx:zeros({ 8, 7 }, "float16"), a, b) end,
+    "out has shape {8, 7}; A x B makes it {8, 6}")
+  refused(function() ctx.ops.matmul(c, a, ctx:zeros({ 4, 6 })) end, "out is float16, A float16, B float32")
+  refused(function() ctx.ops.matmul_all_reduce(c:view({ 48 }), a, b) end, "out must be a matrix (a 2-d tensor)")
+  refused(function()
+    local i = ctx:zeros({ 8, 4 }, "int32")
+    ctx.ops.matmul(ctx:zeros({ 8, 6 }, "int32"), i, ctx:zeros({ 4, 6 }, "int32"))
+  end, "out is int32; ctx.ops multiplies float16, bfloat16 and float32")
+  refused(function() ctx.ops.matmul_all_reduce(c, a, b, { variant = "push" }) end,
+    "variant must be \"auto\" or \"two_shot\", \"one_shot\", \"ring\", \"atomic\", \"spinlock\", got 'push'")
+  refused(function() ctx.ops.matmul_all_reduce(c, a, b, { dim = 2 }) end,
+    "unknown option 'dim' (options: variant, blocks)")
+  local square = ctx:zeros({ 6, 6 }, "float16")
+  refused(function() ctx.ops.matmul(square, square, square) end, "out and A overlap")
+  if W > 1 then
+    refused(function() ctx.ops.matmul_all_gather(c, a, b) end, ("makes it {%d, 6}"):format(8 * W))
+    refused(function() ctx.ops.all_gather_matmul(c, a, b) end,
+      ("so B needs %d rows (the gathered k)"):format(4 * W))
+    refused(function() ctx.ops.matmul_reduce_scatter(c, ctx:zeros({ 7, 4 }, "float16"), b) end,
+      ("the product has 7 rows, not a multiple of the %d ranks"):format(W))
+  end
+end)
