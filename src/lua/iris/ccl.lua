@@ -265,6 +265,18 @@ local function threads_for(what, bm, bn, dt, elements)
   return math.max(32, threads)
 end
 
+-- The blocks one rank's persistent kernel may have in flight so that the kernels of every rank on this
+-- device run at once: the device's multiprocessors divided among the node's ranks that share it (a
+-- block spins until its peers' kernels arrive; on a shared GPU a rank whose grid filled it would keep
+-- the others' kernels from starting: measured, a 256-block all_reduce of 2 MiB on two ranks sharing
+-- an H200 under MPS waited until IRIS_WAIT_TIMEOUT). Found without asking the other ranks, so a call
+-- never waits on the host for a rank that called something else. Also ctx.ops's default grid.
+function M.device_share(ctx)
+  local sharing = ffi.new("uint32_t[1]")
+  errors.check(C.iris_device_sharing(sharing))
+  return math.max(1, math.floor(ctx:get_cu_count() / sharing[0])), sharing[0]
+end
+
 local function tiles_of(rows, cols, bm, bn)
   return math.ceil(rows / bm) * math.ceil(cols / bn)
 end
@@ -320,6 +332,7 @@ function M.new(ctx)
   -- How one call runs on a rows x cols view: variant, tiles (a single row is tiled in runs of
   -- block_m * block_n elements), grid (no more blocks than work: two_shot's members each take their
   -- share of the tiles) and threads (enough to hold the first tile, cut to the view).
+  local share_cap -- the grid's bound where ranks share this GPU (found at the first call)
   local planned = {} -- the last plan's figures, which a trace records with the launch
   local function plan(what, collective, dt, bytes, o, g, rows, cols)
     local row = choose(auto, collective, bytes, g.size)
@@ -329,6 +342,13 @@ function M.new(ctx)
     local tiles = tiles_of(rows, cols, bm, bn)
     local work = (collective == "all_reduce" and variant == "two_shot") and math.ceil(tiles / g.size) or tiles
     local blocks = o.blocks or row.blocks
+    if not o.blocks and device_class == "gpu" then -- ranks sharing a GPU: each keeps to its share
+      if not share_cap then
+        local share, sharing = M.device_share(ctx)
+        share_cap = sharing > 1 and share or math.huge
+      end
+      blocks = math.min(blocks, share_cap)
+    end
     local grid = math.max(1, math.min(blocks, work))
     if variant == "partitioned" then -- a multiple of the members: as many blocks for each
       grid = g.size * math.max(1, math.min(math.floor(blocks / g.size), tiles, math.floor(MAX_BLOCKS / g.size)))

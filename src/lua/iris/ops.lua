@@ -111,16 +111,10 @@ function M.new(ctx)
     return m
   end
 
-  -- The default grid: the device's multiprocessors, divided among the node's ranks that share the device
-  -- (their persistent kernels must all run at once: blocks wait for their peers' blocks). Found without
-  -- asking the other ranks, so a call never waits on the host for a rank that called something else;
-  -- ranks on unlike devices get a mismatch naming both grids (pass `blocks`).
+  -- The default grid: the device's share of this rank (ccl.device_share: the multiprocessors divided
+  -- among the node's ranks that share the device, whose persistent kernels must all run at once).
   local function blocks_by_default()
-    if not default_blocks then
-      local sharing = ffi.new("uint32_t[1]")
-      errors.check(C.iris_device_sharing(sharing))
-      default_blocks = math.max(1, math.floor(ctx:get_cu_count() / sharing[0]))
-    end
+    if not default_blocks then default_blocks = ccl.device_share(ctx) end
     return default_blocks
   end
 
