@@ -99,3 +99,14 @@ function(iris_cli_test name)
   set_tests_properties(${ARG_GROUP}/${name} PROPERTIES ENVIRONMENT "${environment}" LABELS "${ARG_LABELS}"
                        TIMEOUT ${timeout})
 endfunction()
+
+# iris_device_fault_pattern(<var> <kernel> <origin> <rank>): a regex for the words before a device
+# fault's own report, as either kind of backend writes them (all three arguments are regexes):
+#   cpu:  "device fault in kernel K (ORIGIN) on rank R: "
+#   GPUs: "device fault on GPU 0 (NAME): <driver error>, reported by <call>; kernels launched since the
+#          last synchronization: [others, ]K (ORIGIN)[ xN][, others]; "   (the rank is the line's prefix)
+# What follows is the same on both: the report of a failed wait or collective, if any. (The pattern
+# has no ';': iris_cli_test's patterns travel as a CMake list. '.' stands for it.)
+function(iris_device_fault_pattern var kernel origin rank)
+  set(${var} "device fault (in kernel ${kernel} \\(${origin}\\) on rank ${rank}: |on GPU [^\n]*kernels launched since the last synchronization: [^\n]*${kernel} \\(${origin}\\)[^\n]*. )" PARENT_SCOPE)
+endfunction()
