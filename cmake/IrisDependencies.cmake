@@ -23,6 +23,24 @@ add_library(iris_luajit INTERFACE)
 target_include_directories(iris_luajit INTERFACE ${LUAJIT_INCLUDE_DIR})
 target_link_libraries(iris_luajit INTERFACE ${LUAJIT_LIBRARY} ${CMAKE_DL_LIBS} m)
 message(STATUS "iris: LuaJIT ${LUAJIT_LIBRARY}")
+# LuaJIT's own jit.* modules (jit/v.lua, jit/dump.lua, the disassemblers: what -jv and -jdump load) are
+# Lua files of the distro's package (Debian: libluajit-5.1-common), not part of the library; iris-lua
+# compiles them in (src/CMakeLists.txt) so -jv works where LuaJIT is not installed. Found where the
+# luajit that builds the binary finds them; without them -jv says it needs them.
+if(NOT DEFINED IRIS_LUAJIT_JIT_DIR)
+  execute_process(COMMAND ${LUAJIT_EXECUTABLE} -e
+                    "io.write((package.searchpath('jit.v', package.path) or ''):match('^(.*)/jit/v%.lua$') or '')"
+                  OUTPUT_VARIABLE found RESULT_VARIABLE status ERROR_QUIET)
+  if(NOT status EQUAL 0 OR NOT EXISTS "${found}/jit/v.lua")
+    set(found "")
+  endif()
+  set(IRIS_LUAJIT_JIT_DIR "${found}" CACHE PATH "folder holding LuaJIT's jit/*.lua, compiled into iris-lua (empty: none)")
+endif()
+if(IRIS_LUAJIT_JIT_DIR)
+  message(STATUS "iris: LuaJIT's jit.* modules from ${IRIS_LUAJIT_JIT_DIR}/jit")
+else()
+  message(STATUS "iris: LuaJIT's jit/*.lua not found (install libluajit-5.1-common): -jv and -jdump need them at run time")
+endif()
 
 # --- MPI ------------------------------------------------------------------------------------------
 find_package(MPI COMPONENTS C)

@@ -1,11 +1,13 @@
-# iris_embed_lua(<target> BASE_DIR <dir> MODULES <paths relative to dir...> [GENERATED <dir> <paths...>])
+# iris_embed_lua(<target> BASE_DIR <dir> MODULES <paths relative to dir...>
+#                [GENERATED_DIR <dir> GENERATED <paths...>] [DISTRO_DIR <dir> DISTRO <paths...>])
 #
 # Compiles each Lua module to LuaJIT bytecode (cmake/embed_lua.lua: debug info kept, chunk name
 # "=iris/tensor.lua") and generates a C++ table of them that the host registers in package.preload.
 # The module name comes from the path: iris/tensor.lua -> "iris.tensor", iris.lua -> "iris".
-# A Lua syntax error fails the build, not a run.
+# A Lua syntax error fails the build, not a run. GENERATED: modules written by the build; DISTRO: Lua
+# files of an installed package (LuaJIT's jit/*.lua), compiled in the same way.
 function(iris_embed_lua target)
-  cmake_parse_arguments(ARG "" "BASE_DIR;GENERATED_DIR" "MODULES;GENERATED" ${ARGN})
+  cmake_parse_arguments(ARG "" "BASE_DIR;GENERATED_DIR;DISTRO_DIR" "MODULES;GENERATED;DISTRO" ${ARGN})
   set(out_dir ${CMAKE_CURRENT_BINARY_DIR}/embedded_lua)
   file(MAKE_DIRECTORY ${out_dir})
   set(headers "")
@@ -17,6 +19,9 @@ function(iris_embed_lua target)
   endforeach()
   foreach(rel IN LISTS ARG_GENERATED)
     list(APPEND sources "${rel}|${ARG_GENERATED_DIR}/${rel}")
+  endforeach()
+  foreach(rel IN LISTS ARG_DISTRO)
+    list(APPEND sources "${rel}|${ARG_DISTRO_DIR}/${rel}")
   endforeach()
   foreach(pair IN LISTS sources)
     string(REPLACE "|" ";" pair "${pair}")

@@ -50,13 +50,14 @@ endfunction()
 
 # iris_cli_test(<name> [RANKS n] [EXIT code] [STDOUT regex...] [STDERR regex...] [NOT_STDERR regex]
 #               [MAX_SECONDS s] [STDIN file] [LABELS label...] [ENVIRONMENT VAR=value...]
-#               [GROUP g] [WORKDIR dir] ARGS <iris-lua arguments...> | COMMAND <command line...>)
+#               [GROUP g] [WORKDIR dir] [CPU_ONLY why] ARGS <iris-lua arguments...> | COMMAND <command line...>)
 # Runs iris-lua with ARGS (under mpirun when RANKS > 1), or COMMAND (a script that drives iris-lua
 # itself), in WORKDIR (default tests/cli), and checks its exit code, output (every regex must match)
 # and duration. The test is GROUP/<name> (default cli); LABELS default to cli; ENVIRONMENT adds to
-# IRIS_TEST_ENVIRONMENT.
+# IRIS_TEST_ENVIRONMENT. CPU_ONLY: what the test checks holds on the cpu backend alone (why); on
+# another backend (IRIS_TEST_BACKEND) it is skipped with that reason.
 function(iris_cli_test name)
-  cmake_parse_arguments(ARG "" "RANKS;EXIT;NOT_STDERR;MAX_SECONDS;STDIN;GROUP;WORKDIR"
+  cmake_parse_arguments(ARG "" "RANKS;EXIT;NOT_STDERR;MAX_SECONDS;STDIN;GROUP;WORKDIR;CPU_ONLY"
                         "ARGS;COMMAND;STDOUT;STDERR;LABELS;ENVIRONMENT" ${ARGN})
   if(NOT ARG_GROUP)
     set(ARG_GROUP cli)
@@ -91,11 +92,25 @@ function(iris_cli_test name)
     COMMAND ${IRIS_TEST_WRAPPER} ${CMAKE_COMMAND}
       "-DCOMMAND=${command}" "-DEXPECT_EXIT=${ARG_EXIT}" "-DEXPECT_STDOUT=${ARG_STDOUT}"
       "-DEXPECT_STDERR=${ARG_STDERR}" "-DREJECT_STDERR=${ARG_NOT_STDERR}" "-DMAX_SECONDS=${ARG_MAX_SECONDS}"
-      "-DSTDIN=${ARG_STDIN}"
+      "-DSTDIN=${ARG_STDIN}" "-DCPU_ONLY=${ARG_CPU_ONLY}"
       -P ${PROJECT_SOURCE_DIR}/tests/cli/run_and_check.cmake
     WORKING_DIRECTORY ${ARG_WORKDIR})
   math(EXPR timeout "${ARG_MAX_SECONDS} + 30")
   set(environment ${IRIS_TEST_ENVIRONMENT} ${ARG_ENVIRONMENT})
   set_tests_properties(${ARG_GROUP}/${name} PROPERTIES ENVIRONMENT "${environment}" LABELS "${ARG_LABELS}"
                        TIMEOUT ${timeout})
+  if(ARG_CPU_ONLY)
+    set_tests_properties(${ARG_GROUP}/${name} PROPERTIES SKIP_REGULAR_EXPRESSION "skipped on the [a-z]+ backend: ")
+  endif()
+endfunction()
+
+# iris_device_fault_pattern(<var> <kernel> <origin> <rank>): a regex for the words before a device
+# fault's own report, as either kind of backend writes them (all three arguments are regexes):
+#   cpu:  "device fault in kernel K (ORIGIN) on rank R: "
+#   GPUs: "device fault on GPU 0 (NAME): <driver error>, reported by <call>; kernels launched since the
+#          last synchronization: [others, ]K (ORIGIN)[ xN][, others]; "   (the rank is the line's prefix)
+# What follows is the same on both: the report of a failed wait or collective, if any. (The pattern
+# has no ';': iris_cli_test's patterns travel as a CMake list. '.' stands for it.)
+function(iris_device_fault_pattern var kernel origin rank)
+  set(${var} "device fault (in kernel ${kernel} \\(${origin}\\) on rank ${rank}: |on GPU [^\n]*kernels launched since the last synchronization: [^\n]*${kernel} \\(${origin}\\)[^\n]*. )" PARENT_SCOPE)
 endfunction()

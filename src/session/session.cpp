@@ -68,13 +68,17 @@ void check_same_backend(comm::Comm& comm, const Backend& backend) {
   }
 }
 
-// Several ranks on one device may need something started to run well (CUDA MPS): rank 0 says so once.
+// Several ranks on one device may need something started to run well (CUDA MPS): rank 0 says so once,
+// unless the job asked for quiet (IRIS_SHARED_GPU_WARNING=0).
 void warn_about_shared_devices(comm::Comm& comm, const Backend& backend) {
+  bool wanted = true;
+  heap::all_or_none(comm, "iris.init(): IRIS_SHARED_GPU_WARNING",
+                    [&] { wanted = runtime::gpu::shared_device_warning_wanted(); });
   const std::string identity = backend.device_identity();
   const std::string mine = identity + '\n' + backend.device_name() + '\n' +
                            (identity.empty() ? "" : backend.shared_device_advice());
   const auto all = comm.allgatherv(mine.data(), mine.size());
-  if (comm.rank() != 0) return;
+  if (comm.rank() != 0 || !wanted) return;
   std::vector<std::string> devices, names, advice;
   for (const auto& bytes : all) {
     const std::string text(bytes.begin(), bytes.end());

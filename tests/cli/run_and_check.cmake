@@ -1,4 +1,8 @@
 # Runs COMMAND (a list separated by @@) and checks what iris_cli_test() asked for.
+if(CPU_ONLY AND NOT "$ENV{IRIS_BACKEND}" STREQUAL "cpu")
+  message("skipped on the $ENV{IRIS_BACKEND} backend: ${CPU_ONLY}")
+  return()
+endif()
 string(REPLACE "@@" ";" command "${COMMAND}")
 set(input_args "")
 if(STDIN)

@@ -4,7 +4,7 @@
 #   1. what the machine is: GPUs, links, driver; the built binaries' libraries all present
 #   2. the GPU tests (ctest -L gpu): the backend at 1 rank, 2 ranks and 4 ranks (on a 2-GPU machine:
 #      one rank per GPU, then two ranks sharing each GPU), kernels, faults
-#   3. the rest of the suite with IRIS_TEST_BACKEND=cuda (ctest -LE gpu)
+#   3. the rest of the suite with IRIS_TEST_BACKEND=cuda (ctest -LE gpu), IRIS_SHARED_GPU_WARNING=0
 # Logs go to $OUT (the device tool's folder) when set, else <build>/gpu-logs; a compact summary comes
 # last. Exit status: 0 when every phase passed.
 #
@@ -89,6 +89,9 @@ awk '/^ *Start +[0-9]+: / { id = $2; sub(":", "", id); name[id] = $3 }
 
 progress "3/3 the rest of the suite (logs: $logs/suite.log)"
 # --- 3. the rest of the suite on this backend ---------------------------------------------------------
+# Without MPS (under it, one test's deliberate device fault would end every process on the GPU), and
+# without the shared-GPU warning, which would come first on the stderr of every multi-rank test.
+export IRIS_SHARED_GPU_WARNING=0
 run_ctest "rest of the suite (ctest -LE gpu -j$jobs, IRIS_TEST_BACKEND=$IRIS_TEST_BACKEND)" "$logs/suite.log" -LE gpu -j"$jobs"
 
 note "logs: $logs (machine.log, gpu-tests.log, suite.log, summary.txt)"

@@ -1,9 +1,9 @@
 #!/bin/bash
 # Several ranks on one GPU (issue 12, docs/backends.md "One GPU, many ranks"), on a one-GPU machine, from
 # a build carried there (tests/gpu/pack_build.sh):
-#   1. without MPS: rank 0 warns once that the ranks share the GPU and how to start MPS; the
-#      message-passing pattern either finishes or says where every rank is (a hang report after 10 s, or
-#      the bounded wait's error), never a silent stall;
+#   1. without MPS: rank 0 warns once that the ranks share the GPU and how to start MPS (not with
+#      IRIS_SHARED_GPU_WARNING=0); the message-passing pattern either finishes or says where every rank
+#      is (a hang report after 10 s, or the bounded wait's error), never a silent stall;
 #   2. with MPS started: no warning; the pattern scripts at 2 and 4 ranks (tests/gpu/run_patterns.sh);
 #   3. MPS stopped again.
 # Everything goes to $OUT (or <build>/gpu-logs); a summary comes last.
@@ -11,6 +11,7 @@
 set -u
 . "$(dirname "$0")/gpu_env.sh"
 export IRIS_BACKEND=cuda
+unset IRIS_SHARED_GPU_WARNING  # the warning is what part 1 checks
 log=$logs/one-gpu.log
 : >"$log"
 cd "$root"
@@ -28,6 +29,12 @@ echo "$out" | tee -a "$log"
 check "2 ranks, no MPS: the warning, once" $?
 echo "$out" | grep -q 'nvidia-cuda-mps-control -d'
 check "the warning says how to start MPS" $?
+echo "$out" | grep -q 'IRIS_SHARED_GPU_WARNING=0'
+check "the warning says how to silence it" $?
+out=$(IRIS_SHARED_GPU_WARNING=0 timeout 120 mpirun --oversubscribe -np 2 "$iris" -e 'iris.init{}' 2>&1)
+echo "$out" | tee -a "$log"
+! echo "$out" | grep -q 'share GPU'
+check "2 ranks, no MPS, IRIS_SHARED_GPU_WARNING=0: no warning" $?
 started=$SECONDS
 # Time-sliced, a round trip waits for the other rank's time slice: the default 1000 rounds x 12 runs took
 # about 100 s on an H200 (measured), so fewer rounds, to finish within the limit.

@@ -77,17 +77,13 @@ function M.as_read(dtype, v)
   return v
 end
 
--- Sets every element of t (1-d or 2-d, views too) to fn(i), i the 0-based row-major index.
+-- Sets every element of t (any shape, views too) to fn(i), i the 0-based row-major index. In one
+-- t:copy: on a GPU every t:set is a transfer of its own, and element by element these tests ran into
+-- their time limits on a GPU that several ranks time-share.
 function M.fill(t, fn)
-  local shape = t:shape()
-  if #shape <= 1 then
-    for i = 1, t:numel() do t:set(i, fn(i - 1)) end
-  else
-    local cols = shape[2]
-    for r = 1, shape[1] do
-      for c = 1, cols do t:set(r, c, fn((r - 1) * cols + c - 1)) end
-    end
-  end
+  local values = {}
+  for i = 1, t:numel() do values[i] = fn(i - 1) end
+  t:copy(values)
 end
 
 -- Checks every element of t against expected(i); the error names the rank, what, the element, both

@@ -36,7 +36,7 @@ typedef iris_context_data ContextData;
 /* Where a failed device-side wait reports before it traps. Host memory mapped into the device
  * (MappedHostBuffer), so the host can read it even after the fault poisoned the device context. */
 struct DeviceMailbox {
-  uint32_t failed;        /* 0, or 1 once a report is written (first writer wins) */
+  uint32_t failed;        /* 0; 1 once a thread claimed it (first wins), 2 once its report is written */
   int32_t rank;           /* rank whose kernel gave up */
   uint64_t address;       /* the address waited on */
   int64_t last_value;     /* last value seen there, as a signed 64-bit integer */

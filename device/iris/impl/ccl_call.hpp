@@ -196,20 +196,21 @@ __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const
   text.put(")");
 }
 
-// Claims the job's mailbox (the first report wins), lets `write` word the message, and traps.
+// Claims the job's mailbox (the first report wins), lets `write` word the message, and traps once the
+// message is complete (detail::trap_after_report: the threads that lost wait for it).
 template <class Write>
 [[noreturn]] IRIS_DEVICE void report(Write write) {
   const abi::ModuleState& state = __iris_module_state;
   abi::DeviceMailbox* box = state.mailbox;
-  if (box != nullptr && ::iris::detail::cas(&box->failed, 0u, 1u, acq_rel, sys) == 0u) {
+  const bool claimed = ::iris::detail::claim_mailbox(box);
+  if (claimed) {
     box->rank = state.rank;
     const char what[] = "ctx.ccl or ctx.ops";
     for (int i = 0; i < static_cast<int>(sizeof what); ++i) box->what[i] = what[i];
     Text text{box->message, 0, static_cast<int>(sizeof box->message)};
     write(text);
-    ::iris::fence(release, sys);
   }
-  ::iris::detail::trap("ctx.ccl/ctx.ops: the ranks disagree about a collective call");
+  ::iris::detail::trap_after_report(box, claimed, "ctx.ccl/ctx.ops: the ranks disagree about a collective call");
 }
 
 IRIS_DEVICE bool same_call(const CallDescriptor& a, const CallDescriptor& b) {

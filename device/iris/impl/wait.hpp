@@ -22,12 +22,32 @@ IRIS_DEVICE bool satisfies(T seen, Cmp cmp, T value) {
   }
 }
 
+// The mailbox's report is written by the first thread that claims it; the others must not trap while
+// it writes: on a GPU a trap in any thread ends the whole grid, the writer's half-written report with it
+// (a ctx.ccl report read "ctx.ccl.all_reduce" and no more when several threads gave up at once).
+// failed: 0 free, 1 claimed, 2 written.
+IRIS_DEVICE bool claim_mailbox(abi::DeviceMailbox* box) {
+  return box != nullptr && cas(&box->failed, 0u, 1u, acq_rel, sys) == 0u;
+}
+
+[[noreturn]] IRIS_DEVICE void trap_after_report(abi::DeviceMailbox* box, bool claimed, const char* what) {
+  if (claimed) {
+    atomic_store(&box->failed, 2u, release, sys);
+  } else if (box != nullptr) {
+    // Bounded: a writer that never finishes (it cannot, short of a fault of its own) holds nobody.
+    const unsigned long long start = clock_ns();
+    while (atomic_load(&box->failed, acquire, sys) != 2u && clock_ns() - start < 1000000000ull) pause();
+  }
+  trap(what);
+}
+
 // Reports a wait that ran out of budget (first failing thread of the job wins), then traps.
 [[noreturn]] IRIS_DEVICE void give_up_waiting(const char* what, const void* address, long long last,
                                               long long expected, Cmp cmp, unsigned long long waited_ns) {
   const abi::ModuleState& state = __iris_module_state;
   abi::DeviceMailbox* box = state.mailbox;
-  if (box != nullptr && cas(&box->failed, 0u, 1u, acq_rel, sys) == 0u) {
+  const bool claimed = claim_mailbox(box);
+  if (claimed) {
     box->rank = state.rank;
     box->address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(address));
     box->last_value = last;
@@ -37,9 +57,8 @@ IRIS_DEVICE bool satisfies(T seen, Cmp cmp, T value) {
     int i = 0;
     for (; what[i] != '\0' && i < static_cast<int>(sizeof(box->what)) - 1; ++i) box->what[i] = what[i];
     box->what[i] = '\0';
-    fence(release, sys);
   }
-  trap(what);
+  trap_after_report(box, claimed, what);
 }
 
 // The bounded spin behind wait_until (and iris's own device barrier, which names itself in `what`).

@@ -27,7 +27,8 @@ function M.jit_command(text)
   local ok, module = pcall(require, "jit." .. name)
   if not ok or type(module) ~= "table" or type(module.start) ~= "function" then
     usage("-j%s: unknown LuaJIT command or jit.* modules not installed (-jon, -joff, -jflush; -jv and -jdump "
-      .. "need LuaJIT's jit/*.lua on package.path)", text)
+      .. "need LuaJIT's jit/*.lua: compiled into iris-lua when its build finds them (Debian: libluajit-5.1-common), "
+      .. "else on package.path)", text)
   end
   module.start(arguments(rest))
 end

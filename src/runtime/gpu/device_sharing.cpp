@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <map>
 
+#include "core/env.hpp"
 #include "core/error.hpp"
 
 namespace iris::runtime::gpu {
@@ -25,7 +26,17 @@ std::string mps_advice() {
          "    export CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps CUDA_MPS_LOG_DIRECTORY=/tmp/nvidia-mps-log\n"
          "    mkdir -p $CUDA_MPS_PIPE_DIRECTORY $CUDA_MPS_LOG_DIRECTORY\n"
          "    nvidia-cuda-mps-control -d\n"
-         "and stop it afterwards with: echo quit | nvidia-cuda-mps-control (docs/backends.md)";
+         "and stop it afterwards with: echo quit | nvidia-cuda-mps-control (docs/backends.md). Where ranks share "
+         "the GPU on purpose, IRIS_SHARED_GPU_WARNING=0 silences this warning";
+}
+
+bool shared_device_warning_wanted() {
+  const auto text = env::get(env::Var::shared_gpu_warning);
+  if (!text) return true;
+  if (*text != "0" && *text != "1") {
+    throw Error(Errc::environment, "IRIS_SHARED_GPU_WARNING must be 0 or 1, got '" + *text + "'");
+  }
+  return *text == "1";
 }
 
 std::string shared_device_warning(const std::vector<std::string>& device_of_rank,

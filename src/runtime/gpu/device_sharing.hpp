@@ -22,6 +22,10 @@ std::string mps_control_pipe();
 // What a cuda rank sharing its GPU without MPS is told: what crawls, and how to start (and stop) MPS.
 std::string mps_advice();
 
+// Whether the job wants that warning: IRIS_SHARED_GPU_WARNING=0 silences it for jobs (and test
+// harnesses) that time-share a GPU on purpose. Throws Error(environment) for a value other than 0 or 1.
+bool shared_device_warning_wanted();
+
 // The warning for the whole job, or "" when no two ranks share a device. `device_of_rank[r]` tells
 // rank r's device apart ("" for none: the cpu backend), `name_of_rank[r]` names it, and
 // `advice_of_rank[r]` is what sharing costs there ("" when nothing: MPS is running).

@@ -611,6 +611,19 @@ TEST_CASE("the shared-GPU warning names which ranks share which GPU, once, and o
   CHECK(shared_device_warning({"", "", ""}, names, {"", "", ""}) == "");
 }
 
+TEST_CASE("IRIS_SHARED_GPU_WARNING=0 silences the shared-GPU warning; the warning says so", "[unit][gpu]") {
+  CHECK_THAT(gpu::mps_advice(), Catch::EndsWith("IRIS_SHARED_GPU_WARNING=0 silences this warning"));
+  unsetenv("IRIS_SHARED_GPU_WARNING");
+  CHECK(gpu::shared_device_warning_wanted());
+  setenv("IRIS_SHARED_GPU_WARNING", "1", 1);
+  CHECK(gpu::shared_device_warning_wanted());
+  setenv("IRIS_SHARED_GPU_WARNING", "0", 1);
+  CHECK_FALSE(gpu::shared_device_warning_wanted());
+  setenv("IRIS_SHARED_GPU_WARNING", "no", 1);
+  CHECK_THROWS_WITH(gpu::shared_device_warning_wanted(), "IRIS_SHARED_GPU_WARNING must be 0 or 1, got 'no'");
+  unsetenv("IRIS_SHARED_GPU_WARNING");
+}
+
 TEST_CASE("the MPS decision: the driver's word when it has one, else the control daemon's pipe", "[unit][gpu]") {
   using gpu::cuda_runs_processes_side_by_side;
   CHECK(cuda_runs_processes_side_by_side(true, 1, false));
