@@ -65,7 +65,6 @@ local dtype = options.dtype
 local element = ctx:zeros(1, dtype):element_size()
 
 local function human(bytes) return ffi.string(C.iris_human_bytes(bytes)) end
-local function progress(text) if me == 0 then io.stderr:write("[ccl_bench] ", text, "\n") end end
 
 -- The slowest rank's value (every rank gets it).
 local function slowest(value)
@@ -94,7 +93,7 @@ local function reference_time(collective, send, recv, count, root)
   local function call() library.run(reference, collective, send, recv, count, dtype, "sum", root) end
   local ok, result = pcall(time_per_call, call)
   if not ok then
-    progress(("%s %s: %s"):format(reference.name, collective, tostring(result)))
+    if me == 0 then ctx:warning("%s %s: %s", reference.name, collective, tostring(result)) end
     return nil
   end
   return result
@@ -149,6 +148,9 @@ local function record(collective, bytes, variant, us, ref_us)
     reference_busbw_gbs = ref_busbw, x_reference = ratio }
 end
 
+-- What will be measured: per collective, its variants and the sizes (each as the bytes actually moved).
+local plan = {}
+local steps = 0
 for _, collective in ipairs(wanted) do
   local variants = {}
   for _, v in ipairs(COLLECTIVES[collective]) do
@@ -162,27 +164,36 @@ for _, collective in ipairs(wanted) do
   while bytes <= max_bytes do
     local count = math.floor(bytes / element / W) * W -- divisible among the ranks
     if count > 0 then
-      local actual = count * element
-      local inp, out, ref_count = buffers(collective, count)
-      local ref_us = reference_time(collective, inp, out, ref_count, 0)
-      ref_us = ref_us and ref_us * 1e3
-      progress(("%s %s: %s %s"):format(collective, human(actual), reference.name,
-        ref_us and ("%.2f us"):format(ref_us) or "-"))
+      local measured = {}
       for _, variant in ipairs(variants) do
-        if actual <= (SLOW_VARIANT_MAX[variant] or math.huge) then
-          local fn = run(collective, variant, inp, out)
-          local us = time_per_call(fn) * 1e3
-          check(collective, variant, out)
-          progress(("%s %s: %s %.2f us"):format(collective, human(actual), variant, us))
-          record(collective, actual, variant, us, ref_us)
-        end
+        if count * element <= (SLOW_VARIANT_MAX[variant] or math.huge) then measured[#measured + 1] = variant end
       end
-      inp:free()
-      if out ~= inp then out:free() end
+      plan[#plan + 1] = { collective = collective, count = count, variants = measured }
+      steps = steps + #measured + (reference.handle and 1 or 0)
     end
     bytes = bytes * 2
   end
 end
+
+local progress = iris.progress(steps)
+for _, step in ipairs(plan) do
+  local collective, count = step.collective, step.count
+  local actual = count * element
+  local inp, out, ref_count = buffers(collective, count)
+  if reference.handle then progress:step("%s %s, %s", collective, human(actual), reference.name) end
+  local ref_us = reference_time(collective, inp, out, ref_count, 0)
+  ref_us = ref_us and ref_us * 1e3
+  for _, variant in ipairs(step.variants) do
+    progress:step("%s %s, %s", collective, human(actual), variant)
+    local fn = run(collective, variant, inp, out)
+    local us = time_per_call(fn) * 1e3
+    check(collective, variant, out)
+    record(collective, actual, variant, us, ref_us)
+  end
+  inp:free()
+  if out ~= inp then out:free() end
+end
+progress:finish()
 
 library.close(reference)
 
