@@ -1,12 +1,14 @@
 -- ccl_bench: every ctx.ccl collective and variant over a range of sizes, against NCCL (cuda), RCCL (hip) or MPI (cpu) measured in the same run.
 --   mpirun -np 2 iris-lua scripts/bench/ccl_bench.lua [--min SIZE] [--max SIZE] [--collective LIST] [--variant LIST]
---                                                     [--dtype DTYPE] [--repeats N] [--csv FILE] [--json FILE]
+--                                                     [--dtype DTYPE] [--repeats N] [--plot FILE] [--csv FILE] [--json FILE]
 -- SIZE: bytes of the whole buffer as nccl-tests counts it (all_reduce, all_to_all, broadcast: the
 -- tensor; all_gather: the output; reduce_scatter: the input), 4KiB to 1GiB by powers of 2 (cpu: to
 -- 1MiB). LIST: comma-separated names. Time: median over `repeats` batches of back-to-back calls (a
 -- batch lasts about 2 ms), per call, the slowest rank's; bus bandwidth as nccl-tests computes it:
 -- size / time x 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter, all_to_all), 1 (broadcast).
 -- "x ref": reference time / our time (above 1: faster than the reference). Results are checked.
+-- --plot FILE draws bus bandwidth against size, a line per variant and one for the reference: into FILE
+-- for one collective; for several, a figure each, FILE with "_<collective>" before its extension.
 local ffi = require "ffi"
 local C = ffi.C
 
@@ -46,6 +48,8 @@ local options = iris.options(arg, {
     { "variant", nil, "variants to measure, comma-separated (default: every variant)", type = "string" },
     { "dtype", "float32", "element type", type = "string" },
     { "repeats", 5, "batches timed per measurement; the median is reported", type = "integer", min = 1 },
+    { "plot", nil, "draw bus bandwidth against size into FILE (.svg; .png where a converter is); several "
+      .. "collectives: a figure each, FILE_<collective>.svg", type = "file" },
   },
 })
 if not options then return end
@@ -213,6 +217,44 @@ if me == 0 then
       row.ratio and ("%.2f"):format(row.ratio) or "-"))
   end
 end
+-- The figure of each collective measured: bus bandwidth against size, a line per variant and the
+-- reference's (rank 0).
+local function plot_file(collective)
+  if #wanted == 1 then return options.plot end
+  local stem, extension = options.plot:match("^(.-)(%.[^./]*)$")
+  return ("%s_%s%s"):format(stem or options.plot, collective, extension or "")
+end
+
+if options.plot and me == 0 then
+  for _, collective in ipairs(wanted) do
+    local series, by_variant, reference_line, seen = {}, {}, {}, {}
+    for _, row in ipairs(rows) do
+      if row.collective == collective then
+        if not by_variant[row.variant] then
+          by_variant[row.variant] = {}
+          series[#series + 1] = { name = row.variant, points = by_variant[row.variant] }
+        end
+        table.insert(by_variant[row.variant], { row.bytes, row.busbw })
+        if row.ref_busbw and not seen[row.bytes] then
+          seen[row.bytes] = true
+          reference_line[#reference_line + 1] = { row.bytes, row.ref_busbw }
+        end
+      end
+    end
+    if #reference_line > 0 then series[#series + 1] = { name = reference.name, points = reference_line } end
+    if #series > 0 then
+      local file = plot_file(collective)
+      iris.plot.save(file, iris.plot.lines {
+        title = ("ctx.ccl.%s%s, %d ranks, %s (%s backend)"):format(collective,
+          reference.name ~= "none" and (" against " .. reference.name) or "", W, dtype, ctx.backend),
+        x_label = "bytes (the whole buffer, as nccl-tests counts them)", y_label = "bus bandwidth GB/s",
+        x_scale = "log2", x_text = iris.plot.bytes_text, series = series,
+      })
+      print(("plot: %s, %d lines drawn into %s"):format(collective, #series, file))
+    end
+  end
+end
+
 iris.options.write(options, results, {
   columns = { "collective", "dtype", "ranks", "backend", "bytes", "variant", "time_us", "busbw_gbs", "reference",
     "reference_time_us", "reference_busbw_gbs", "x_reference" },
