@@ -1,12 +1,14 @@
 -- ccl_bench: every ctx.ccl collective and variant over a range of sizes, against NCCL (cuda), RCCL (hip) or MPI (cpu) measured in the same run.
 --   mpirun -np 2 iris-lua scripts/bench/ccl_bench.lua [--min SIZE] [--max SIZE] [--collective LIST] [--variant LIST]
---                                                     [--dtype DTYPE] [--repeats N] [--csv FILE] [--json FILE]
+--                                                     [--dtype DTYPE] [--repeats N] [--plot FILE] [--csv FILE] [--json FILE]
 -- SIZE: bytes of the whole buffer as nccl-tests counts it (all_reduce, all_to_all, broadcast: the
 -- tensor; all_gather: the output; reduce_scatter: the input), 4KiB to 1GiB by powers of 2 (cpu: to
 -- 1MiB). LIST: comma-separated names. Time: median over `repeats` batches of back-to-back calls (a
 -- batch lasts about 2 ms), per call, the slowest rank's; bus bandwidth as nccl-tests computes it:
 -- size / time x 2(n-1)/n (all_reduce), (n-1)/n (all_gather, reduce_scatter, all_to_all), 1 (broadcast).
 -- "x ref": reference time / our time (above 1: faster than the reference). Results are checked.
+-- --plot FILE draws bus bandwidth against size, a line per variant and one for the reference: into FILE
+-- for one collective; for several, a figure each, FILE with "_<collective>" before its extension.
 local ffi = require "ffi"
 local C = ffi.C
 
@@ -46,6 +48,8 @@ local options = iris.options(arg, {
     { "variant", nil, "variants to measure, comma-separated (default: every variant)", type = "string" },
     { "dtype", "float32", "element type", type = "string" },
     { "repeats", 5, "batches timed per measurement; the median is reported", type = "integer", min = 1 },
+    { "plot", nil, "draw bus bandwidth against size into FILE (.svg; .png where a converter is); several "
+      .. "collectives: a figure each, FILE_<collective>.svg", type = "file" },
   },
 })
 if not options then return end
@@ -65,7 +69,6 @@ local dtype = options.dtype
 local element = ctx:zeros(1, dtype):element_size()
 
 local function human(bytes) return ffi.string(C.iris_human_bytes(bytes)) end
-local function progress(text) if me == 0 then io.stderr:write("[ccl_bench] ", text, "\n") end end
 
 -- The slowest rank's value (every rank gets it).
 local function slowest(value)
@@ -94,7 +97,7 @@ local function reference_time(collective, send, recv, count, root)
   local function call() library.run(reference, collective, send, recv, count, dtype, "sum", root) end
   local ok, result = pcall(time_per_call, call)
   if not ok then
-    progress(("%s %s: %s"):format(reference.name, collective, tostring(result)))
+    if me == 0 then ctx:warning("%s %s: %s", reference.name, collective, tostring(result)) end
     return nil
   end
   return result
@@ -149,6 +152,9 @@ local function record(collective, bytes, variant, us, ref_us)
     reference_busbw_gbs = ref_busbw, x_reference = ratio }
 end
 
+-- What will be measured: per collective, its variants and the sizes (each as the bytes actually moved).
+local plan = {}
+local steps = 0
 for _, collective in ipairs(wanted) do
   local variants = {}
   for _, v in ipairs(COLLECTIVES[collective]) do
@@ -162,27 +168,36 @@ for _, collective in ipairs(wanted) do
   while bytes <= max_bytes do
     local count = math.floor(bytes / element / W) * W -- divisible among the ranks
     if count > 0 then
-      local actual = count * element
-      local inp, out, ref_count = buffers(collective, count)
-      local ref_us = reference_time(collective, inp, out, ref_count, 0)
-      ref_us = ref_us and ref_us * 1e3
-      progress(("%s %s: %s %s"):format(collective, human(actual), reference.name,
-        ref_us and ("%.2f us"):format(ref_us) or "-"))
+      local measured = {}
       for _, variant in ipairs(variants) do
-        if actual <= (SLOW_VARIANT_MAX[variant] or math.huge) then
-          local fn = run(collective, variant, inp, out)
-          local us = time_per_call(fn) * 1e3
-          check(collective, variant, out)
-          progress(("%s %s: %s %.2f us"):format(collective, human(actual), variant, us))
-          record(collective, actual, variant, us, ref_us)
-        end
+        if count * element <= (SLOW_VARIANT_MAX[variant] or math.huge) then measured[#measured + 1] = variant end
       end
-      inp:free()
-      if out ~= inp then out:free() end
+      plan[#plan + 1] = { collective = collective, count = count, variants = measured }
+      steps = steps + #measured + (reference.handle and 1 or 0)
     end
     bytes = bytes * 2
   end
 end
+
+local progress = iris.progress(steps)
+for _, step in ipairs(plan) do
+  local collective, count = step.collective, step.count
+  local actual = count * element
+  local inp, out, ref_count = buffers(collective, count)
+  if reference.handle then progress:step("%s %s, %s", collective, human(actual), reference.name) end
+  local ref_us = reference_time(collective, inp, out, ref_count, 0)
+  ref_us = ref_us and ref_us * 1e3
+  for _, variant in ipairs(step.variants) do
+    progress:step("%s %s, %s", collective, human(actual), variant)
+    local fn = run(collective, variant, inp, out)
+    local us = time_per_call(fn) * 1e3
+    check(collective, variant, out)
+    record(collective, actual, variant, us, ref_us)
+  end
+  inp:free()
+  if out ~= inp then out:free() end
+end
+progress:finish()
 
 library.close(reference)
 
@@ -202,6 +217,44 @@ if me == 0 then
       row.ratio and ("%.2f"):format(row.ratio) or "-"))
   end
 end
+-- The figure of each collective measured: bus bandwidth against size, a line per variant and the
+-- reference's (rank 0).
+local function plot_file(collective)
+  if #wanted == 1 then return options.plot end
+  local stem, extension = options.plot:match("^(.-)(%.[^./]*)$")
+  return ("%s_%s%s"):format(stem or options.plot, collective, extension or "")
+end
+
+if options.plot and me == 0 then
+  for _, collective in ipairs(wanted) do
+    local series, by_variant, reference_line, seen = {}, {}, {}, {}
+    for _, row in ipairs(rows) do
+      if row.collective == collective then
+        if not by_variant[row.variant] then
+          by_variant[row.variant] = {}
+          series[#series + 1] = { name = row.variant, points = by_variant[row.variant] }
+        end
+        table.insert(by_variant[row.variant], { row.bytes, row.busbw })
+        if row.ref_busbw and not seen[row.bytes] then
+          seen[row.bytes] = true
+          reference_line[#reference_line + 1] = { row.bytes, row.ref_busbw }
+        end
+      end
+    end
+    if #reference_line > 0 then series[#series + 1] = { name = reference.name, points = reference_line } end
+    if #series > 0 then
+      local file = plot_file(collective)
+      iris.plot.save(file, iris.plot.lines {
+        title = ("ctx.ccl.%s%s, %d ranks, %s (%s backend)"):format(collective,
+          reference.name ~= "none" and (" against " .. reference.name) or "", W, dtype, ctx.backend),
+        x_label = "bytes (the whole buffer, as nccl-tests counts them)", y_label = "bus bandwidth GB/s",
+        x_scale = "log2", x_text = iris.plot.bytes_text, series = series,
+      })
+      print(("plot: %s, %d lines drawn into %s"):format(collective, #series, file))
+    end
+  end
+end
+
 iris.options.write(options, results, {
   columns = { "collective", "dtype", "ranks", "backend", "bytes", "variant", "time_us", "busbw_gbs", "reference",
     "reference_time_us", "reference_busbw_gbs", "x_reference" },

@@ -117,6 +117,7 @@ iris.test("every option of every table of options is in its entry", function()
   options_in("iris.options", iris.options._option_keys)
   options_in("iris.options", iris.options.common, "--")
   options_in("iris-lua test", require("iris.testing").OPTIONS)
+  options_in("iris-lua lab", require("iris.cmd.lab").OPTIONS)
 end)
 
 iris.test("help finds entries from functions, objects and names", function()

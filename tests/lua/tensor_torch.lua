@@ -141,6 +141,26 @@ iris.test("reshape is a view of a contiguous tensor, a collective copy of anothe
   iris.assert_equal(t[1], 100)
 end)
 
+iris.test("view and reshape take the sizes as separate arguments, as torch, and errors name the method called", function()
+  local t = ctx:arange(6, "int32")
+  iris.assert_equal(t:view(2, 3):shape(), { 2, 3 })
+  iris.assert_equal(t:view(3, -1):shape(), { 3, 2 })
+  iris.assert_equal(t:view(-1, 1, 2):shape(), { 3, 1, 2 })
+  iris.assert_equal(t:reshape(2, 3):shape(), { 2, 3 })
+  iris.assert_equal(t:reshape(-1, 2):shape(), { 3, 2 })
+  iris.assert_equal(t:view(2, 3):t():reshape(3, 2), { { 0, 3 }, { 1, 4 }, { 2, 5 } }) -- not contiguous: copied
+  fails("t:reshape: shape {4, 2} has 8 elements, the tensor has 6", function() return t:reshape(4, 2) end)
+  fails("t:reshape: only one size may be -1, got {-1, -1}", function() return t:reshape(-1, -1) end)
+  fails("t:reshape: 6 elements cannot take the shape {4, -1}", function() return t:reshape(4, -1) end)
+  fails("t:view: shape {3, 3} has 9 elements, the tensor has 6", function() return t:view(3, 3) end)
+  fails("t:view(shape): needs a shape", function() return t:view() end)
+  fails("t:reshape: size x of dimension 2 is not a non-negative integer", function() return t:reshape(2, "x") end)
+  fails("t:view: a shape is one table such as {2, 3} or sizes such as 2, 3", function() return t:view({ 2 }, 3) end)
+  local before = allocated()
+  fails("t:reshape: shape {4} has 4 elements", function() return t:view(2, 3):t():reshape(4) end)
+  iris.assert_equal(allocated(), before) -- a wrong shape copies nothing
+end)
+
 iris.test("add_, sub_, mul_, div_ with a scalar, on the device, without allocating", function()
   local t = ctx:arange(5, "float32")
   local before = allocated()

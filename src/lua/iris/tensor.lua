@@ -483,19 +483,29 @@ end
 ---------------------------------------------------------------------------------------------------
 -- Views
 
-function Tensor:view(shape)
-  check_live(self, "t:view")
-  if not self._contiguous then
-    errors.raise("invalid_argument", "t:view: this tensor is not contiguous (a narrow or transpose of another): "
-      .. "t:reshape(shape) copies it (a collective allocation), as does t:clone():view(shape)")
+-- The shape a t:view or t:reshape call gives, as torch takes it: a table ({2, 3}), one integer, or the
+-- sizes as separate arguments (2, 3).
+local function shape_argument(what, ...)
+  local count, first = select("#", ...), ...
+  if count == 0 then errors.raise("invalid_argument", "%s(shape): needs a shape, such as {2, 3} or 2, 3", what) end
+  if count == 1 then return first end
+  if type(first) == "table" then
+    errors.raise("invalid_argument", "%s: a shape is one table such as {2, 3} or sizes such as 2, 3, got %d arguments "
+      .. "starting with a table", what, count)
   end
+  return { ... }
+end
+
+-- The dims `shape` gives `numel` elements, one size of which may be -1 (inferred); `what` names the
+-- method the user called in errors.
+local function resolve_shape(shape, numel, what)
   local dims = {}
   local inferred
   if shape == -1 then shape = { -1 } end -- t:view(-1): flat, as torch's
   if type(shape) == "table" then
     for i = 1, #shape do
       if shape[i] == -1 then
-        if inferred then errors.raise("invalid_argument", "t:view: only one size may be -1, got %s", shape_text(shape)) end
+        if inferred then errors.raise("invalid_argument", "%s: only one size may be -1, got %s", what, shape_text(shape)) end
         inferred = i
         dims[i] = 1
       else
@@ -505,22 +515,37 @@ function Tensor:view(shape)
   else
     dims = shape
   end
-  local checked, numel = M.check_shape(dims, "t:view")
+  local checked, count = M.check_shape(dims, what)
   if inferred then
-    if numel == 0 or self._numel % numel ~= 0 then
-      errors.raise("invalid_argument", "t:view: cannot view %d elements as %s", self._numel, shape_text(shape))
+    if count == 0 or numel % count ~= 0 then
+      errors.raise("invalid_argument", "%s: %d elements cannot take the shape %s", what, numel, shape_text(shape))
     end
-    checked[inferred] = self._numel / numel
-    numel = self._numel
+    checked[inferred] = numel / count
+    count = numel
   end
-  if numel ~= self._numel then
-    errors.raise("invalid_argument", "t:view: shape %s has %d elements, the tensor has %d", shape_text(checked), numel,
-      self._numel)
+  if count ~= numel then
+    errors.raise("invalid_argument", "%s: shape %s has %d elements, the tensor has %d", what, shape_text(checked), count,
+      numel)
   end
-  local v = make(self._dt, checked, contiguous_strides(checked), numel, self._offset, self._ptr, self._alloc)
+  return checked
+end
+
+-- A view of contiguous `t` with `dims` (resolve_shape's).
+local function contiguous_view(t, dims)
+  local v = make(t._dt, dims, contiguous_strides(dims), t._numel, t._offset, t._ptr, t._alloc)
   v._view = true
-  v._fixed = self._fixed
+  v._fixed = t._fixed
   return v
+end
+
+function Tensor:view(...)
+  check_live(self, "t:view")
+  local shape = shape_argument("t:view", ...)
+  if not self._contiguous then
+    errors.raise("invalid_argument", "t:view: this tensor is not contiguous (a narrow or transpose of another): "
+      .. "t:reshape(shape) copies it (a collective allocation), as does t:clone():view(shape)")
+  end
+  return contiguous_view(self, resolve_shape(shape, self._numel, "t:view"))
 end
 
 function Tensor:narrow(dim, start, length)
@@ -618,10 +643,11 @@ end
 
 -- A view with `shape` when the tensor is contiguous; else a contiguous copy with that shape (a
 -- collective allocation, as torch's reshape copies when it must).
-function Tensor:reshape(shape)
+function Tensor:reshape(...)
   check_live(self, "t:reshape")
-  if self._contiguous then return self:view(shape) end
-  return self:clone():view(shape)
+  local shape = shape_argument("t:reshape", ...)
+  local dims = resolve_shape(shape, self._numel, "t:reshape") -- before a copy: a wrong shape copies nothing
+  return contiguous_view(self._contiguous and self or self:clone(), dims)
 end
 
 

@@ -171,6 +171,28 @@ local function exchange(fields)
   return out
 end
 
+-- Failures that only follow from another rank's (a collective it left, a timeout while waiting for
+-- it) come after the others, so the cause is read first.
+local CONSEQUENCES = { divergence = true, peer_finished = true, interrupted = true }
+
+-- A rank whose case failed (a device fault, an error) goes on to the exchange while another rank
+-- waits for it in a collective of the case; that rank's collective sees "a mismatch" with the
+-- exchange. Its line says what happened instead: it stopped there because the other rank failed.
+local function explain_peers_that_left(failures)
+  local failed = {} -- rank -> whether its failure is a cause (reported first)
+  for _, f in ipairs(failures) do failed[f.rank] = failed[f.rank] or not CONSEQUENCES[f.kind] end
+  for _, f in ipairs(failures) do
+    if f.kind == "divergence" then
+      local before, op, peer, theirs = f.message:match(
+        "^(.-)collective mismatch: this rank is in (.-) but rank (%d+) is in (.-) %(every rank")
+      if theirs == EXCHANGE_OP and failed[tonumber(peer)] ~= nil and tonumber(peer) ~= f.rank then
+        f.message = ("%sstopped in %s because rank %s failed (%s) and left the case"):format(before, op, peer,
+          failed[tonumber(peer)] and "see above" or ("see rank " .. peer .. "'s line"))
+      end
+    end
+  end
+end
+
 -- Combines the ranks' results of the step `id` (every rank must be at the same step):
 -- { status, ms, reason (skip), failures = { {rank, message, kind, traceback}, ... } }.
 -- `extra` is compared too: ranks that disagree on it fail the step with `extra_problem(extras)`.
@@ -193,6 +215,7 @@ local function agree(id, result, extra, extra_problem)
       outcome.reason = theirs.message or "no reason given"
     end
   end
+  explain_peers_that_left(outcome.failures)
   for r = 2, #extras do
     if extras[r] ~= extras[1] and #outcome.failures == 0 then
       outcome.failures[1] = { rank = r - 1, message = extra_problem(extras), kind = "divergence", traceback = "" }
@@ -212,10 +235,6 @@ end
 local function indent(text, prefix)
   return prefix .. text:gsub("\n", "\n" .. prefix)
 end
-
--- Failures that only follow from another rank's (a collective it left, a timeout while waiting for
--- it) come after the others, so the cause is read first.
-local CONSEQUENCES = { divergence = true, peer_finished = true, interrupted = true }
 
 local function ordered_failures(failures)
   local ordered = {}

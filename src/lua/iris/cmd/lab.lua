@@ -8,6 +8,10 @@ local C = ffi.C
 
 local M = {}
 
+-- The options of `lab check`: its usage error lists them, and docs/lua-api.md's entry must name each
+-- (tests/lua/api_reference.lua checks it, as it checks iris-lua test's).
+M.OPTIONS = { "--json", "--seed", "--runs", "--timeout" }
+
 local USAGE = [[
 usage: iris-lua lab list                      the labs, one a line: number, title, ranks
        iris-lua lab start NN [dir]            copy lab NN's skeleton and text into dir (default: NN-name)
@@ -112,7 +116,7 @@ local function check(args)
     elseif name == "--timeout" then
       options.timeout = number("--timeout", 0)
     elseif name:sub(1, 2) == "--" then
-      error(("unknown option '%s'"):format(name), 0)
+      error(("unknown option '%s' (lab check takes %s)"):format(name, table.concat(M.OPTIONS, ", ")), 0)
     else
       positional[#positional + 1] = args[i]
     end

@@ -1,0 +1,20 @@
+# Fails when docs/reliability.md names a test (`group/name`, as ctest lists it) in its text that its
+# table "Where each case of issue 12 is tested" does not list: the table is where a reader looks up
+# which test covers a case, so a test the page relies on must be found there.
+file(READ ${DOC} doc)
+string(FIND "${doc}" "## Where each case of issue 12 is tested" at)
+if(at EQUAL -1)
+  message(FATAL_ERROR "docs/reliability.md has no section 'Where each case of issue 12 is tested'")
+endif()
+string(SUBSTRING "${doc}" 0 ${at} text)
+string(SUBSTRING "${doc}" ${at} -1 table)
+string(REGEX MATCHALL "`(cli|lua|reliability|fault_injection|labs|scripts|gpu)/[A-Za-z0-9_{},*/]+`" named "${text}")
+list(REMOVE_DUPLICATES named)
+foreach(test IN LISTS named)
+  string(FIND "${table}" "${test}" found)
+  if(found EQUAL -1)
+    message(FATAL_ERROR "docs/reliability.md names ${test} but its table of where each case is tested does not")
+  endif()
+endforeach()
+list(LENGTH named count)
+message(STATUS "docs/reliability.md: the ${count} tests its text names are in its table")
