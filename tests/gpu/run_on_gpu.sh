@@ -92,7 +92,9 @@ progress "3/3 the rest of the suite (logs: $logs/suite.log)"
 # Without MPS (under it, one test's deliberate device fault would end every process on the GPU), and
 # without the shared-GPU warning, which would come first on the stderr of every multi-rank test.
 export IRIS_SHARED_GPU_WARNING=0
-run_ctest "rest of the suite (ctest -LE gpu -j$jobs, IRIS_TEST_BACKEND=$IRIS_TEST_BACKEND)" "$logs/suite.log" -LE gpu -j"$jobs"
+# IRIS_CTEST_EXCLUDE: more labels to leave out (e.g. fault_injection, to run in a device call of its own).
+exclude="gpu${IRIS_CTEST_EXCLUDE:+|$IRIS_CTEST_EXCLUDE}"
+run_ctest "rest of the suite (ctest -LE '$exclude' -j$jobs, IRIS_TEST_BACKEND=$IRIS_TEST_BACKEND)" "$logs/suite.log" -LE "$exclude" -j"$jobs"
 
 note "logs: $logs (machine.log, gpu-tests.log, suite.log, summary.txt)"
 [ "$status" = 0 ] && [ "$missing" = 0 ] && [ "$probe_status" = 0 ] && note "RESULT: PASSED" || note "RESULT: FAILED"
