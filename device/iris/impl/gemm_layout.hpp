@@ -73,7 +73,7 @@ IRIS_DEVICE T staged(const uint8_t* tile, bool k_major, int outer, int k) {
 
 IRIS_DEVICE void require_block_shape() {
   if (::iris::detail::block_thread_count() != static_cast<unsigned int>(kThreads)) {
-    ::iris::detail::trap("iris::gemm: multiply and store need blocks of exactly 256 threads (gemm::kThreads)");
+    ::iris::detail::fail("iris::gemm: multiply and store need blocks of exactly 256 threads (gemm::kThreads)");
   }
 }
 

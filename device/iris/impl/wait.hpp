@@ -41,6 +41,26 @@ IRIS_DEVICE bool claim_mailbox(abi::DeviceMailbox* box) {
   trap(what);
 }
 
+// A device-side error with its own words (iris::gemm's block-shape check): on a GPU a trap carries no
+// text, so the message goes through the mailbox as the whole report; the cpu backend reports the trap's
+// reason itself.
+[[noreturn]] IRIS_DEVICE void fail(const char* message) {
+#if defined(IRIS_PLATFORM_CUDA) || defined(IRIS_PLATFORM_HIP)
+  const abi::ModuleState& state = __iris_module_state;
+  abi::DeviceMailbox* box = state.mailbox;
+  const bool claimed = claim_mailbox(box);
+  if (claimed) {
+    box->rank = state.rank;
+    int i = 0;
+    for (; message[i] != '\0' && i < static_cast<int>(sizeof(box->message)) - 1; ++i) box->message[i] = message[i];
+    box->message[i] = '\0';
+  }
+  trap_after_report(box, claimed, message);
+#else
+  trap(message);
+#endif
+}
+
 // Reports a wait that ran out of budget (first failing thread of the job wins), then traps.
 [[noreturn]] IRIS_DEVICE void give_up_waiting(const char* what, const void* address, long long last,
                                               long long expected, Cmp cmp, unsigned long long waited_ns) {
