@@ -18,8 +18,8 @@
 //                    fragment layouts a GPU uses are the ones the tests check)
 //
 // Operands are read through Matrix views with any strides. Staging moves 16 bytes at a time when the
-// contiguous dimension has stride 1 and rows start on 16-byte boundaries; otherwise element by element
-// (correct, slower). A matrix "stored transposed" is a view with swapped strides:
+// contiguous dimension has stride 1 and the tile's rows start on 16-byte boundaries (the operand's and
+// the tile's origin both count); otherwise element by element (correct, slower). A matrix "stored transposed" is a view with swapped strides:
 // matrix(b, K, N, 1, K) is B held as N rows of K.
 //
 // ---- Using it ------------------------------------------------------------------------------------

@@ -1,7 +1,8 @@
 -- The GEMM building blocks of the device header (device/iris/gemm.hpp) in a user's kernel: each input
 -- type, A and B stored either way, sizes with partial tiles and a partial last step of k, k split in two
--- calls, the tile stored at an offset of a larger matrix, accumulated atomically, and for_each covering
--- the tile once. On the cpu backend this runs NVIDIA's fragment arithmetic over emulated instructions.
+-- calls, the tile stored at an offset of a larger matrix, accumulated atomically, tiles whose origin is
+-- off the operands' 16-byte chunks, and for_each covering the tile once. On the cpu backend this runs
+-- NVIDIA's fragment arithmetic over emulated instructions.
 package.path = arg[0]:match("^(.*/)") .. "../lua_helpers/?.lua;" .. package.path
 local g = require "gemm_reference"
 
@@ -49,6 +50,30 @@ __global__ void multiply_bfloat16(const iris::bfloat16* a, const iris::bfloat16*
 __global__ void multiply_float32(const float* a, const float* b, float* c, long m, long n, long k, long ldc,
                                  int a_transposed, int b_transposed, int split, long row0, long col0, int atomically) {
   multiply_tiles(a, b, c, m, n, k, ldc, a_transposed, b_transposed, split, row0, col0, atomically);
+}
+
+// c (m x n, row-major) = rows [row0, row0 + m) of A times columns [col0, col0 + n) of B: tiles whose origin
+// in the operands is off the 16-byte chunks the operands' rows are made of. A is held transposed
+// (k rows of a_rows) and B row-major (k rows of b_cols), so both are staged along the offset dimension.
+template <class T>
+__device__ void multiply_window(const T* a, const T* b, float* c, long m, long n, long k, long a_rows, long b_cols,
+                                long row0, long col0) {
+  const gemm::Matrix<T> A = gemm::matrix(a, a_rows, k, 1, a_rows), B = gemm::matrix(b, k, b_cols, b_cols);
+  for (int64_t t = blockIdx.x; t < gemm::tiles(m, n); t += gridDim.x) {
+    const ccl::Tile tile = gemm::tile(t, m, n);
+    gemm::Accumulator acc;
+    gemm::clear(acc);
+    gemm::multiply(acc, A, B, row0 + tile.row, col0 + tile.col);
+    gemm::store(acc, ccl::view(c, m, n, n), tile);
+  }
+}
+__global__ void window_float16(const iris::half* a, const iris::half* b, float* c, long m, long n, long k, long a_rows,
+                               long b_cols, long row0, long col0) {
+  multiply_window(a, b, c, m, n, k, a_rows, b_cols, row0, col0);
+}
+__global__ void window_float32(const float* a, const float* b, float* c, long m, long n, long k, long a_rows,
+                               long b_cols, long row0, long col0) {
+  multiply_window(a, b, c, m, n, k, a_rows, b_cols, row0, col0);
 }
 
 // counts[i][j] += 1 for every element (i, j) of the tile some thread holds.
@@ -120,6 +145,33 @@ iris.test("k split over two calls, the tile stored at an offset, and accumulated
   run { dtype = "float16", m = 100, n = 140, k = 90, split = true, row0 = 3, col0 = 5 }
   run { dtype = "float32", m = 64, n = 200, k = 24, bt = true, row0 = 1, col0 = 2 }
   run { dtype = "bfloat16", m = 130, n = 70, k = 40, atomically = true }
+end)
+
+-- Regression: staging took 16-byte chunks whenever the operand's base and row stride were aligned,
+-- whatever the tile's origin; ctx.ops.matmul_reduce_scatter (dim 2, 4 ranks) multiplies at column 38 of
+-- a B whose rows are 304 bytes, and a GPU's cp.async silently copied the wrong columns from there.
+iris.test("tiles at origins off the operands' 16-byte chunks", function()
+  local a_rows, b_cols, k = 136, 152, 40
+  for _, dtype in ipairs { "float16", "float32" } do
+    local av, bv = g.values(0, a_rows, k, 1), g.values(0, k, b_cols, 2)
+    local a, b = ctx:zeros({ k, a_rows }, dtype), ctx:zeros({ k, b_cols }, dtype)
+    local at = {}
+    for i = 0, a_rows - 1 do for j = 0, k - 1 do at[j * a_rows + i + 1] = av[i * k + j + 1] end end
+    g.fill(a, at)
+    g.fill(b, bv)
+    local full = g.matmul(av, bv, a_rows, b_cols, k)
+    for _, origin in ipairs { { 6, 38 }, { 3, 114 }, { 8, 76 } } do
+      local row0, col0 = origin[1], origin[2]
+      local m, n = a_rows - row0, 38
+      local c = ctx:full({ m, n }, -7, "float32")
+      mod["window_" .. dtype]:launch({ grid = 2, block = 256 }, a, b, c, m, n, k, a_rows, b_cols, row0, col0)
+      local expected = {}
+      for i = 0, m - 1 do
+        for j = 0, n - 1 do expected[i * n + j + 1] = full[(row0 + i) * b_cols + col0 + j + 1] end
+      end
+      g.check(ctx, c, expected, ("%s rows from %d, columns from %d"):format(dtype, row0, col0))
+    end
+  end
 end)
 
 iris.test("for_each visits every element of the tile once", function()

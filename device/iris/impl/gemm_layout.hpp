@@ -49,14 +49,19 @@ struct Source {
   bool vector;   // 16-byte chunks can be copied as they are
 };
 
+// The operand of tiles whose outer index starts at `outer0` (the tile's row of A or column of B).
+// Chunks start at outer0 + a multiple of 16 bytes along the contiguous dimension when it is outer (and
+// at multiples of one step of k when it is k), so `vector` asks for that first chunk on a 16-byte
+// boundary, not only ptr: cp.async needs aligned addresses and reads other bytes than asked from
+// unaligned ones, silently (a reduce_scatter's chunk of B columns at 38 half-precision elements did).
 template <class T>
 IRIS_DEVICE Source<T> source(const T* ptr, int64_t outer_stride, int64_t k_stride, int64_t outer_extent,
-                             int64_t k_extent) {
+                             int64_t k_extent, int64_t outer0) {
   Source<T> s{ptr, outer_stride, k_stride, outer_extent, k_extent, true, false};
   s.k_major = k_stride == 1 || outer_stride != 1;
   const int64_t other = s.k_major ? outer_stride : k_stride;
   const bool contiguous = s.k_major ? k_stride == 1 : outer_stride == 1;
-  s.vector = contiguous && reinterpret_cast<uintptr_t>(ptr) % 16 == 0 &&
+  s.vector = contiguous && reinterpret_cast<uintptr_t>(ptr + outer0 * outer_stride) % 16 == 0 &&
              (static_cast<uint64_t>(other) * sizeof(T)) % 16 == 0;
   return s;
 }

@@ -75,7 +75,13 @@ IRIS_DEVICE uint32_t to_tf32(float x) {
 
 #else  // the cpu backend: the same instructions, emulated
 
+// cp.async of 16 bytes requires both addresses on 16-byte boundaries; a GPU given others copies other
+// bytes without a fault, so the emulation refuses them rather than copy what was meant.
 inline void copy16_async(void* to, const void* from, int bytes) {
+  if ((reinterpret_cast<uintptr_t>(to) | reinterpret_cast<uintptr_t>(from)) % 16 != 0) {
+    ::iris::detail::trap("iris::gemm: a 16-byte asynchronous copy (cp.async) from or to an address off a 16-byte "
+                         "boundary, which a GPU does not copy as asked");
+  }
   memcpy(to, from, static_cast<size_t>(bytes));
   memset(static_cast<uint8_t*>(to) + bytes, 0, static_cast<size_t>(16 - bytes));
 }

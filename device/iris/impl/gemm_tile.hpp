@@ -30,7 +30,8 @@ IRIS_DEVICE void stage(const Source<T>& s, uint8_t* tile, int64_t outer0, int64_
     uint8_t* to = tile + offset(row, chunk, chunks);
     const T* from = s.ptr + outer * s.outer_stride + k * s.k_stride;
     if (s.vector) {
-      copy16_async(to, valid > 0 ? from : s.ptr, valid * static_cast<int>(sizeof(T)));
+      // Nothing is read past the operand's end, yet the address must still be aligned.
+      copy16_async(to, valid > 0 ? from : s.ptr + outer0 * s.outer_stride, valid * static_cast<int>(sizeof(T)));
     } else {
       alignas(16) T values[V];
       const int64_t step = s.k_major ? s.k_stride : s.outer_stride;
@@ -55,8 +56,8 @@ IRIS_DEVICE void multiply(Accumulator& acc, const Matrix<T>& a, const Matrix<T>&
   using namespace detail;
   require_block_shape();
   constexpr int kK = Shape<T>::kK;
-  const Source<T> sa = source(a.ptr, a.row_stride, a.col_stride, a.rows, a.cols);
-  const Source<T> sb = source(b.ptr, b.col_stride, b.row_stride, b.cols, b.rows);
+  const Source<T> sa = source(a.ptr, a.row_stride, a.col_stride, a.rows, a.cols, row);
+  const Source<T> sb = source(b.ptr, b.col_stride, b.row_stride, b.cols, b.rows, col);
   const int64_t steps = (a.cols + kK - 1) / kK;
   uint8_t* smem = arena();
   __syncthreads();  // the arena may still be read by the block's previous call
