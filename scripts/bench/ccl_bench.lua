@@ -32,20 +32,14 @@ local BUS_FACTOR = {
 local SLOW_VARIANT_MAX = { atomic = 64 * 1024 * 1024, spinlock = 64 * 1024 * 1024 }
 local BATCH_SECONDS = 0.002
 
-local function split(text)
-  local list = {}
-  for item in text:gmatch("[^,]+") do list[#list + 1] = item end
-  return list
-end
-
 local options = iris.options(arg, {
   name = "ccl_bench",
   about = "every ctx.ccl collective and variant over a range of sizes, against NCCL, RCCL or MPI in the same run",
   options = {
     { "min", "4KiB", "smallest buffer (bytes of the whole buffer, as nccl-tests counts them)", type = "bytes" },
     { "max", "1MiB", "largest buffer; sizes double from --min", type = "bytes", gpu = "1GiB" },
-    { "collective", table.concat(ORDER, ","), "collectives to measure, comma-separated", type = "string" },
-    { "variant", nil, "variants to measure, comma-separated (default: every variant)", type = "string" },
+    { "collective", table.concat(ORDER, ","), "collectives to measure", type = "list", choices = ORDER },
+    { "variant", nil, "variants to measure (default: every variant)", type = "list" },
     { "dtype", "float32", "element type", type = "string" },
     { "repeats", 5, "batches timed per measurement; the median is reported", type = "integer", min = 1 },
     { "plot", nil, "draw bus bandwidth against size into FILE (.svg; .png where a converter is); several "
@@ -55,13 +49,8 @@ local options = iris.options(arg, {
 if not options then return end
 local min_bytes, max_bytes = options.min, options.max
 local repeats = options.repeats
-local wanted = split(options.collective)
-for _, c in ipairs(wanted) do
-  if not COLLECTIVES[c] then
-    iris.options.usage_error("unknown collective '%s' (%s)", c, table.concat(ORDER, ", "))
-  end
-end
-local variants_wanted = options.variant and split(options.variant)
+local wanted = options.collective
+local variants_wanted = options.variant
 
 local ctx = iris.init { heap_size = 2 * max_bytes + 64 * 1024 * 1024 }
 local W, me = ctx.world_size, ctx.rank

@@ -13,18 +13,12 @@ local reference = require "iris.reference"
 local OPS = { "matmul_all_reduce", "matmul_all_gather", "all_gather_matmul", "matmul_reduce_scatter" }
 local SHAPES = { cpu = "64x96x64,96x128x32", gpu = "8192x4608x36864,8192x8192x2048,16384x8192x512,4096x4096x256" }
 
-local function split(text)
-  local list = {}
-  for item in text:gmatch("[^,]+") do list[#list + 1] = item end
-  return list
-end
-
 local options = iris.options(arg, {
   name = "ops_bench",
   about = "ctx.ops fused, against our GEMM then our collective, and cuBLAS then NCCL, in the same run",
   options = {
-    { "op", table.concat(OPS, ","), "ops to measure, comma-separated", type = "string" },
-    { "shapes", SHAPES.cpu, "M x N x K shapes (Iris's global sizes), comma-separated", type = "string",
+    { "op", table.concat(OPS, ","), "ops to measure", type = "list", choices = OPS },
+    { "shapes", SHAPES.cpu, "M x N x K shapes (Iris's global sizes)", type = "list",
       gpu = SHAPES.gpu },
     { "dtype", "bfloat16", "element type", type = "choice", choices = { "float16", "bfloat16", "float32" } },
     { "iters", 3, "timed calls per measurement; the median is reported", min = 1, gpu = 10 },
@@ -34,15 +28,10 @@ local options = iris.options(arg, {
   },
 })
 if not options then return end
-local ops_wanted = split(options.op)
-for _, op in ipairs(ops_wanted) do
-  local known = false
-  for _, o in ipairs(OPS) do known = known or o == op end
-  if not known then iris.options.usage_error("unknown op '%s' (%s)", op, table.concat(OPS, ", ")) end
-end
+local ops_wanted = options.op
 local W = iris.world_size()
 local shapes = {}
-for _, text in ipairs(split(options.shapes)) do
+for _, text in ipairs(options.shapes) do
   local m, n, k = text:match("^(%d+)x(%d+)x(%d+)$")
   if not m then iris.options.usage_error("a shape is MxNxK such as 8192x4608x36864, got '%s'", text) end
   m, n, k = tonumber(m), tonumber(n), tonumber(k)

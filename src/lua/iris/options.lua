@@ -36,7 +36,7 @@ M._option_keys = { "type", "gpu", "min", "max", "choices", "arg" }
 M._spec_keys = { "name", "about", "usage", "options", "positional" }
 
 local TYPES = { string = "TEXT", integer = "N", number = "X", bytes = "BYTES", boolean = "", file = "FILE",
-  choice = "NAME" }
+  choice = "NAME", list = "A,B,..." }
 
 local function script_name() return ((arg and arg[0]) or "script.lua"):match("[^/]*$") end
 
@@ -125,6 +125,15 @@ local function convert(o, text, flag)
     option_error("%s '%s' is not one of %s", flag, tostring(text), table.concat(names, ", "))
   elseif o.type == "file" and text == "" then
     option_error("%s needs a file name", flag)
+  elseif o.type == "list" then -- comma-separated words, each one of `choices` when there are any
+    if type(text) == "table" then return text end
+    local items = {}
+    for item in tostring(text):gmatch("[^,]+") do
+      if o.choices then convert({ type = "choice", choices = o.choices }, item, flag) end
+      items[#items + 1] = item
+    end
+    if #items == 0 then option_error("%s needs at least one name, got '%s'", flag, tostring(text)) end
+    return items
   end
   return text
 end
@@ -141,7 +150,7 @@ local function print_help(spec, named, positional, gpu)
       local parts = {}
       for _, name in ipairs(choice_names(o.choices)) do parts[#parts + 1] = name .. ": " .. o.choices[name] end
       text = (text ~= "" and (text .. "; ") or "") .. table.concat(parts, "; ")
-    elseif o.type == "choice" then
+    elseif o.type == "choice" or (o.type == "list" and o.choices and #o.choices > 0) then
       text = (text ~= "" and (text .. ": ") or "") .. table.concat(o.choices, ", ")
     end
     if o.default ~= nil and o.default ~= "" and o.type ~= "boolean" then
@@ -297,7 +306,13 @@ function M.write(opts, rows, extra)
   if opts.json then
     local options = {}
     for key, value in pairs(opts) do
-      if type(key) == "string" and key ~= "csv" and key ~= "json" and type(value) ~= "table" then options[key] = value end
+      if type(key) == "string" and key ~= "csv" and key ~= "json" then
+        if type(value) ~= "table" then
+          options[key] = value
+        elseif type(value[1]) == "string" then
+          options[key] = table.concat(value, ",") -- a list option, as it was written
+        end
+      end
     end
     local document = { script = opts.name, options = options, setting = extra.setting or {},
       rows = json.array({ unpack(rows) }) }
