@@ -13,3 +13,13 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 # The kernel cache lives in the build folder, not under $OUT: nothing there to bring back.
 export IRIS_CACHE_DIR=${IRIS_CACHE_DIR:-$build/kernel-cache}
+
+# The run scripts' sequence of commands, each logged to the script's $log.
+step() {  # <title> <seconds> <command...>: runs it with a time limit, logs it, never stops the sequence
+  local title=$1 limit=$2
+  shift 2
+  echo "=== $title: $*" | tee -a "$log"
+  local started=$SECONDS
+  timeout "$limit" "$@" 2>&1 | tee -a "$log"
+  echo "=== exit ${PIPESTATUS[0]} after $((SECONDS - started)) s" | tee -a "$log"
+}

@@ -7,28 +7,13 @@
 #   tests/gpu/run_ccl.sh <build-dir> [ranks, default: the GPUs, at least 2] [bench options...]
 #   e.g. tests/gpu/run_ccl.sh .carry/build 2 --max 256MiB
 set -u
-root=$(cd "$(dirname "$0")/../.." && pwd)
-build=$(cd "${1:-$root/build}" && pwd)
+. "$(dirname "$0")/gpu_env.sh"
 gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
 ranks=${2:-$((gpus > 2 ? gpus : 2))}
 shift $(($# > 2 ? 2 : $#))
-logs=${OUT:-$build/gpu-logs}
-mkdir -p "$logs"
 log=$logs/ccl.log
-export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
-export IRIS_BACKEND=cuda IRIS_CACHE_DIR=${IRIS_CACHE_DIR:-$build/kernel-cache}
-iris=$build/bin/iris-lua
+export IRIS_BACKEND=cuda
 cd "$root"
-
-step() {  # <title> <seconds> <command...>: runs it with a time limit, logs it, never stops the sequence
-  local title=$1 limit=$2
-  shift 2
-  echo "=== $title: $*" | tee -a "$log"
-  local started=$SECONDS
-  timeout "$limit" "$@" 2>&1 | tee -a "$log"
-  echo "=== exit ${PIPESTATUS[0]} after $((SECONDS - started)) s" | tee -a "$log"
-}
 
 if [ "$ranks" -gt "$gpus" ]; then
   export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog

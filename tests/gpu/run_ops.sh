@@ -19,15 +19,6 @@ ranks=${RANKS:-$((gpus > 2 ? gpus : 2))}
 log=$logs/ops-$phase.log
 cd "$root"
 
-step() {  # <title> <seconds> <command...>: runs it with a time limit, logs it, never stops the sequence
-  local title=$1 limit=$2
-  shift 2
-  echo "=== $title: $*" | tee -a "$log"
-  local started=$SECONDS
-  timeout "$limit" "$@" 2>&1 | tee -a "$log"
-  echo "=== exit ${PIPESTATUS[0]} after $((SECONDS - started)) s" | tee -a "$log"
-}
-
 if [ "$ranks" -gt "$gpus" ] && [ "${phase#compile}" = "$phase" ]; then
   export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
   mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
