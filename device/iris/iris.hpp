@@ -153,9 +153,12 @@ IRIS_DEVICE T signal_add(T* p, T v, int from_rank, int to_rank, const uint64_t* 
 // `scope`, and returns the value that satisfied it. The spin is bounded: after IRIS_WAIT_TIMEOUT
 // seconds (the module state's budget) it writes the rank, the address, the last value seen and the
 // expected value into the job's mailbox and traps, so the host reports a hang as an error instead
-// of hanging. On the cpu backend the spinning thread lets the other threads of its block run.
+// of hanging. On the cpu backend the spinning thread lets the other threads of its block run. The
+// report names the call's line (`file` and `line` default to the caller's, through __builtin_FILE and
+// __builtin_LINE; a snippet's lines are its script's): "wait_until at ring.lua:14 on rank 1 gave up".
 template <class T>
-IRIS_DEVICE T wait_until(const T* p, Cmp cmp, T value, Semantic sem = acquire, Scope scope = sys);
+IRIS_DEVICE T wait_until(const T* p, Cmp cmp, T value, Semantic sem = acquire, Scope scope = sys,
+                         const char* file = __builtin_FILE(), int line = __builtin_LINE());
 
 // ---- Block-cooperative bulk copies (beyond Iris) -----------------------------------------------------
 // Every thread of the block calls them with the same arguments; together they move `count` elements
@@ -228,7 +231,8 @@ struct Context : abi::ContextData {
   template <class T> IRIS_DEVICE void signal_set(T* p, T v, int to_rank) const;
   template <class T> IRIS_DEVICE T signal_add(T* p, T v, int to_rank) const;
   template <class T>
-  IRIS_DEVICE T wait_until(const T* p, Cmp cmp, T value, Semantic sem = acquire, Scope scope = sys) const;
+  IRIS_DEVICE T wait_until(const T* p, Cmp cmp, T value, Semantic sem = acquire, Scope scope = sys,
+                           const char* file = __builtin_FILE(), int line = __builtin_LINE()) const;
 
   template <class T> IRIS_DEVICE void put_block(const T* src, T* dst, size_t count, int to_rank) const;
   template <class T> IRIS_DEVICE void get_block(const T* src, T* dst, size_t count, int from_rank) const;

@@ -36,7 +36,7 @@ class KernelsInFlight {
   uint64_t others_ = 0;  // launches whose label did not fit
 };
 
-// "wait_until on rank 1 gave up after 10.0 s: address 0x7f3a00001000 held 0, waited for a value >= 1
+// "wait_until at ring.lua:14 on rank 1 gave up after 10.0 s: address 0x7f3a00001000 held 0, waited for a value >= 1
 // (iris::Cmp::ge)",
 // or "" when the mailbox holds no report.
 std::string describe_mailbox(const abi::DeviceMailbox& mailbox);

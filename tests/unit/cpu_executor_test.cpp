@@ -180,7 +180,9 @@ TEST_CASE("a wait that never completes becomes a fault naming rank, address, exp
   const std::string message = error_of([&] { device.launch(k, Dim3{1, 1, 1}, Dim3{1, 1, 1}, 0, flag); });
   CHECK_THAT(message, Catch::StartsWith("device fault in kernel stuck (test.lua:1) on rank "));
   // The device code's rank (1 here: this process plays rank 1) wrote the report.
-  CHECK_THAT(message, Catch::Contains(iris::format("wait_until on rank 1 gave up after 0.2 s: address %p held 2, "
+  // The wait names its call: the snippet's second line (the first is empty).
+  CHECK_THAT(message, Catch::Contains("wait_until at "));
+  CHECK_THAT(message, Catch::Contains(iris::format(":2 on rank 1 gave up after 0.2 s: address %p held 2, "
                                                    "waited for a value >= 3 (iris::Cmp::ge) in block (0,0,0) thread (0,0,0)",
                                                    static_cast<void*>(flag))));
   CHECK(device.mailbox.failed == 2);  // claimed, then written

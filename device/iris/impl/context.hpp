@@ -61,8 +61,9 @@ IRIS_DEVICE T Context::signal_add(T* p, T v, int to_rank) const {
   return ::iris::signal_add(p, v, rank, to_rank, heap_bases);
 }
 template <class T>
-IRIS_DEVICE T Context::wait_until(const T* p, Cmp cmp, T value, Semantic sem, Scope scope) const {
-  return ::iris::wait_until(p, cmp, value, sem, scope);
+IRIS_DEVICE T Context::wait_until(const T* p, Cmp cmp, T value, Semantic sem, Scope scope, const char* file,
+                                  int line) const {
+  return ::iris::wait_until(p, cmp, value, sem, scope, file, line);
 }
 
 template <class T>

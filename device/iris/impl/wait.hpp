@@ -2,7 +2,7 @@
 //
 // A wait that gives up writes what it waited for into the job's mailbox (host memory the device can
 // write: it stays readable after the fault) and traps. The backend watches the mailbox and reports, at
-// the next synchronization, "wait_until on rank 1 gave up after 10.0 s: address 0x7f3a00001000 held 0,
+// the next synchronization, "wait_until at ring.lua:14 on rank 1 gave up after 10.0 s: address 0x7f3a00001000 held 0,
 // waited for a value >= 1 (iris::Cmp::ge)" (runtime/fault_report.hpp, the same text on every backend).
 #ifndef IRIS_IMPL_WAIT_HPP
 #define IRIS_IMPL_WAIT_HPP
@@ -61,9 +61,33 @@ IRIS_DEVICE bool claim_mailbox(abi::DeviceMailbox* box) {
 #endif
 }
 
-// Reports a wait that ran out of budget (first failing thread of the job wins), then traps.
+// Writes `what`, then " at FILE:LINE" (the file's last path component) when `file` is given, into `out`
+// (at most `size` bytes with the terminating zero).
+IRIS_DEVICE void name_call(char* out, int size, const char* what, const char* file, int line) {
+  int i = 0;
+  for (; what[i] != '\0' && i < size - 1; ++i) out[i] = what[i];
+  if (file != nullptr && line > 0) {
+    const char* base = file;
+    for (const char* c = file; *c != '\0'; ++c) {
+      if (*c == '/') base = c + 1;
+    }
+    char digits[12];
+    int n = 0;
+    for (int v = line; v > 0 && n < 11; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
+    const char at[] = " at ";
+    for (int j = 0; at[j] != '\0' && i < size - 1; ++j) out[i++] = at[j];
+    for (; *base != '\0' && i < size - 1; ++base) out[i++] = *base;
+    if (i < size - 1) out[i++] = ':';
+    while (n > 0 && i < size - 1) out[i++] = digits[--n];
+  }
+  out[i] = '\0';
+}
+
+// Reports a wait that ran out of budget (first failing thread of the job wins), then traps. `file` and
+// `line`: the call that waited (wait_until's caller), or none.
 [[noreturn]] IRIS_DEVICE void give_up_waiting(const char* what, const void* address, long long last,
-                                              long long expected, Cmp cmp, unsigned long long waited_ns) {
+                                              long long expected, Cmp cmp, unsigned long long waited_ns,
+                                              const char* file = nullptr, int line = 0) {
   const abi::ModuleState& state = __iris_module_state;
   abi::DeviceMailbox* box = state.mailbox;
   const bool claimed = claim_mailbox(box);
@@ -74,16 +98,15 @@ IRIS_DEVICE bool claim_mailbox(abi::DeviceMailbox* box) {
     box->expected = expected;
     box->comparison = static_cast<uint32_t>(cmp);
     box->waited_seconds = static_cast<double>(waited_ns) * 1e-9;
-    int i = 0;
-    for (; what[i] != '\0' && i < static_cast<int>(sizeof(box->what)) - 1; ++i) box->what[i] = what[i];
-    box->what[i] = '\0';
+    name_call(box->what, static_cast<int>(sizeof(box->what)), what, file, line);
   }
   trap_after_report(box, claimed, what);
 }
 
 // The bounded spin behind wait_until (and iris's own device barrier, which names itself in `what`).
 template <class T>
-IRIS_DEVICE T wait_for(const T* p, Cmp cmp, T value, Semantic sem, Scope scope, const char* what) {
+IRIS_DEVICE T wait_for(const T* p, Cmp cmp, T value, Semantic sem, Scope scope, const char* what,
+                       const char* file = nullptr, int line = 0) {
   long long budget = __iris_module_state.wait_timeout_ns;
   if (budget <= 0) budget = 10000000000ll;  // a module the host never described still gives up
   const unsigned long long start = clock_ns();
@@ -93,7 +116,7 @@ IRIS_DEVICE T wait_for(const T* p, Cmp cmp, T value, Semantic sem, Scope scope, 
     if ((spin & 63u) == 0u) {
       const unsigned long long waited = clock_ns() - start;
       if (waited > static_cast<unsigned long long>(budget)) {
-        give_up_waiting(what, p, static_cast<long long>(seen), static_cast<long long>(value), cmp, waited);
+        give_up_waiting(what, p, static_cast<long long>(seen), static_cast<long long>(value), cmp, waited, file, line);
       }
     }
     pause();
@@ -103,9 +126,9 @@ IRIS_DEVICE T wait_for(const T* p, Cmp cmp, T value, Semantic sem, Scope scope, 
 }  // namespace detail
 
 template <class T>
-IRIS_DEVICE T wait_until(const T* p, Cmp cmp, T value, Semantic sem, Scope scope) {
+IRIS_DEVICE T wait_until(const T* p, Cmp cmp, T value, Semantic sem, Scope scope, const char* file, int line) {
   static_assert(detail::atomic_int<T>::value, "iris::wait_until waits on " IRIS_ATOMIC_TYPES_INT " flags");
-  return detail::wait_for(p, cmp, value, sem, scope, "wait_until");
+  return detail::wait_for(p, cmp, value, sem, scope, "wait_until", file, line);
 }
 
 template <class T>
