@@ -92,6 +92,10 @@ progress "3/3 the rest of the suite (logs: $logs/suite.log)"
 # Without MPS (under it, one test's deliberate device fault would end every process on the GPU), and
 # without the shared-GPU warning, which would come first on the stderr of every multi-rank test.
 export IRIS_SHARED_GPU_WARNING=0
+# Time-sliced (no MPS), with -j jobs at once, a rank's kernel can wait seconds for its peer's to get the
+# GPU: a lab check's 5 s bound on a collective ran out once on an H200 (labs/seed). Tests that are about
+# the bound set their own IRIS_WAIT_TIMEOUT, which wins over this one.
+export IRIS_WAIT_TIMEOUT=${IRIS_WAIT_TIMEOUT:-30}
 # IRIS_CTEST_EXCLUDE: more labels to leave out (e.g. fault_injection, to run in a device call of its own).
 exclude="gpu${IRIS_CTEST_EXCLUDE:+|$IRIS_CTEST_EXCLUDE}"
 run_ctest "rest of the suite (ctest -LE '$exclude' -j$jobs, IRIS_TEST_BACKEND=$IRIS_TEST_BACKEND)" "$logs/suite.log" -LE "$exclude" -j"$jobs"
