@@ -336,7 +336,7 @@ function M.new(ctx)
   -- block_m * block_n elements), grid (no more blocks than work: two_shot's members each take their
   -- share of the tiles) and threads (enough to hold the first tile, cut to the view).
   local share_cap -- the grid's bound where ranks share this GPU (found at the first call)
-  local planned = {} -- the last plan's figures, which a trace records with the launch
+  local traced -- while a trace is on: the last plan's span (its name and figures), which launch records
   local function plan(what, collective, dt, bytes, o, g, rows, cols)
     local row = choose(auto, collective, bytes, g.size)
     local variant = o.variant == "auto" and row.variant or o.variant
@@ -363,8 +363,8 @@ function M.new(ctx)
         g.size, g.size == 1 and "" or "s", variant, o.variant == "auto" and " (auto)" or "", grid,
         grid == 1 and "" or "s", threads, bm, bn)
     end
-    planned.what, planned.variant, planned.bytes, planned.dtype, planned.members = what, variant, bytes, dt.name, g.size
-    planned.blocks, planned.tile_m, planned.tile_n = grid, bm, bn
+    traced = trace.state.on and { what = what, args = { variant = variant, bytes = bytes, dtype = dt.name,
+      members = g.size, blocks = grid, tile = bm .. "x" .. bn, call = state.seq + 1 } } or nil
     return variant, grid, threads, bm, bn
   end
 
@@ -389,10 +389,8 @@ function M.new(ctx)
   -- kernel's own span, on the device's clock, follows it; its tiles are device events when the trace
   -- records them).
   local function launch(k, grid, threads, ...)
-    if trace.state.on then
-      trace.host_span(planned.what, "ccl", { variant = planned.variant, bytes = planned.bytes, dtype = planned.dtype,
-        members = planned.members, blocks = planned.blocks, tile = planned.tile_m .. "x" .. planned.tile_n,
-        call = state.seq + 1 }, k.launch, k, { grid = grid, block = threads }, ...)
+    if traced then
+      trace.host_span(traced.what, "ccl", traced.args, k.launch, k, { grid = grid, block = threads }, ...)
     else
       k:launch({ grid = grid, block = threads }, ...)
     end
