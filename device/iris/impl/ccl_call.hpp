@@ -120,6 +120,12 @@ IRIS_DEVICE void put_group(Text& text, uint64_t group) {
   text.put("}");
 }
 
+// Every field of the two calls but the tensors' layout agrees.
+IRIS_DEVICE bool same_but_layout(const CallDescriptor& a, const CallDescriptor& b) {
+  return a.count == b.count && a.rows == b.rows && a.cols == b.cols && a.group == b.group && a.kind == b.kind &&
+         a.root == b.root && a.tiling == b.tiling && a.grid == b.grid;
+}
+
 // "1024 float32 elements (sum)" (ops: "64 x 48 x 32 float16 (M x N x K)"), with whatever else differs
 // from `other` in the parentheses.
 __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const CallDescriptor& other) {
@@ -186,10 +192,7 @@ __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const
     text.put(" blocks");
   }
   // Different tensors matter only when nothing else explains the difference.
-  const bool otherwise_same = d.count == other.count && d.rows == other.rows && d.cols == other.cols && d.group == other.group &&
-                              d.kind == other.kind && d.root == other.root && d.tiling == other.tiling &&
-                              d.grid == other.grid;
-  if (d.layout != other.layout && otherwise_same) {
+  if (d.layout != other.layout && same_but_layout(d, other)) {
     next();
     text.put("other tensors: pass the same heap tensors on every rank");
   }
@@ -214,8 +217,7 @@ template <class Write>
 }
 
 IRIS_DEVICE bool same_call(const CallDescriptor& a, const CallDescriptor& b) {
-  return a.count == b.count && a.rows == b.rows && a.cols == b.cols && a.group == b.group && a.layout == b.layout && a.kind == b.kind &&
-         a.root == b.root && a.tiling == b.tiling && a.grid == b.grid;
+  return same_but_layout(a, b) && a.layout == b.layout;
 }
 
 // Out of line, like the other reports: they are rare, and long.
