@@ -30,7 +30,6 @@ function M.run(ex)
   for key, value in pairs(ex.base or {}) do
     if ex[key] == nil then ex[key] = value end
   end
-  local gpu_defaults = iris.options.expects_gpu()
   local declared = {
     { "m", SIZES.cpu.m, "rows of A and C (Iris's -m)", gpu = SIZES.gpu.m, min = 1 },
     { "n", SIZES.cpu.n, "columns of B and C (Iris's -n)", gpu = SIZES.gpu.n, min = 1 },

@@ -300,15 +300,6 @@ function M.new(ctx)
   local state = M.calls(ctx)
   local ccl = {}
 
-  local function module(name)
-    local m = state[name]
-    if not m then
-      m = kernel.builtin("ccl/" .. name)
-      state[name] = m
-    end
-    return m
-  end
-
   local device_class = ctx.backend == "cpu" and "cpu" or "gpu"
   local elements_per_thread = TILE_ELEMENTS_PER_THREAD[device_class]
   local auto = AUTO[device_class]
@@ -416,7 +407,7 @@ function M.new(ctx)
       out_stride = s
     end
     local variant, grid, threads, bm, bn = plan(what, "all_reduce", dt, bytes, o, g, rows, cols)
-    launch(module("all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
+    launch(kernel.builtin("ccl/all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
       DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, state.seq + 1, o.async, ctx)
     return out
   end
@@ -463,7 +454,7 @@ function M.new(ctx)
     local v = chunk_views(what, o, g.size, out, "out", inp, "inp")
     check_apart(what, out, inp, own_chunk(out, inp, v, g)) -- in place: inp is copied onto itself
     local variant, grid, threads, bm, bn = plan(what, "all_gather", dt, bytes, o, g, v.rows, v.cols)
-    launch(module("all_gather").ccl_all_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
+    launch(kernel.builtin("ccl/all_gather").ccl_all_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
       v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, VARIANT_CODE[variant], g.lo, g.hi,
       state.seq + 1, ctx)
     return out
@@ -477,7 +468,7 @@ function M.new(ctx)
     -- out may be this rank's own chunk of inp: the members read only their own chunks of it.
     check_apart(what, out, inp, own_chunk(inp, out, v, g))
     local _, grid, threads, bm, bn = plan(what, "reduce_scatter", dt, bytes, o, g, v.rows, v.cols)
-    launch(module("reduce_scatter").ccl_reduce_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
+    launch(kernel.builtin("ccl/reduce_scatter").ccl_reduce_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
       v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, OP_CODE[o.op], g.lo, g.hi, state.seq + 1,
       o.async, ctx)
     return out
@@ -511,7 +502,7 @@ function M.new(ctx)
       out_step = o.dim == 1 and rows * out_stride or cols
     end
     local _, grid, threads, bm, bn = plan(what, "all_to_all", dt, bytes, o, g, rows, cols)
-    launch(module("all_to_all").ccl_all_to_all, grid, threads, inp, out, rows, cols, in_stride, out_stride, in_step,
+    launch(kernel.builtin("ccl/all_to_all").ccl_all_to_all, grid, threads, inp, out, rows, cols, in_stride, out_stride, in_step,
       out_step, bm, bn, DTYPE_CODE[dt.name], o.dim, g.lo, g.hi, state.seq + 1, ctx)
     return out
   end
@@ -540,7 +531,7 @@ function M.new(ctx)
       rows, cols, stride = rows_cols(t)
     end
     local _, grid, threads, bm, bn = plan(what, "broadcast", dt, bytes, o, g, rows, cols)
-    launch(module("broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
+    launch(kernel.builtin("ccl/broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
       g.lo, g.hi, state.seq + 1, ctx)
     return t
   end

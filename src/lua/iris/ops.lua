@@ -98,18 +98,9 @@ local function tiles_of(rows, cols) return math.ceil(rows / TILE) * math.ceil(co
 function M.new(ctx)
   local ops = {}
   local calls = ccl.calls(ctx)
-  local modules, workspaces = {}, {}
+  local workspaces = {}
   local device_class = ctx.backend == "cpu" and "cpu" or "gpu"
   local default_blocks -- found at the first call
-
-  local function module(name)
-    local m = modules[name]
-    if not m then
-      m = kernel.builtin("ops/" .. name)
-      modules[name] = m
-    end
-    return m
-  end
 
   -- The default grid: the device's share of this rank (ccl.device_share: the multiprocessors divided
   -- among the node's ranks that share the device, whose persistent kernels must all run at once).
@@ -198,7 +189,7 @@ function M.new(ctx)
     local o = read_options(what, "matmul", opts)
     -- Not collective (one rank may multiply alone), so the grid is this device's own.
     local blocks = math.max(1, math.min(o.blocks or ctx:get_cu_count(), tiles_of(m, n)))
-    module("matmul").ops_matmul:launch({ grid = blocks, block = THREADS }, a, b, out, m, n, k, a._strides[1],
+    kernel.builtin("ops/matmul").ops_matmul:launch({ grid = blocks, block = THREADS }, a, b, out, m, n, k, a._strides[1],
       b._strides[1], out._strides[1], code(dt))
     return out
   end
@@ -211,7 +202,7 @@ function M.new(ctx)
     local o = read_options(what, "matmul_all_reduce", opts)
     local blocks = grid(what, o, tiles_of(m, n))
     log_plan(what, dt, m, n, k, o, blocks, 0)
-    launch(module("matmul_all_reduce").ops_matmul_all_reduce, blocks, a, b, out, m, n, k, a._strides[1], b._strides[1],
+    launch(kernel.builtin("ops/matmul_all_reduce").ops_matmul_all_reduce, blocks, a, b, out, m, n, k, a._strides[1], b._strides[1],
       out._strides[1], code(dt), VARIANT_CODE[o.variant], calls.seq + 1, ctx)
     return out
   end
@@ -230,7 +221,7 @@ function M.new(ctx)
     local blocks, comm = grid(what, o, tiles, specialized and tiles or nil)
     local flags = workspace("matmul_all_gather flags", specialized and { tiles, 1 } or { 1, 1 }, "uint64", true)
     log_plan(what, dt, m, n, k, o, blocks, comm)
-    launch(module("matmul_all_gather").ops_matmul_all_gather, blocks + comm, a, b, out, m, n, k, a._strides[1],
+    launch(kernel.builtin("ops/matmul_all_gather").ops_matmul_all_gather, blocks + comm, a, b, out, m, n, k, a._strides[1],
       b._strides[1], out._strides[1], o.dim == 1 and m * out._strides[1] or n, flags, code(dt), o.dim,
       VARIANT_CODE[o.variant], blocks, calls.seq + 1, ctx)
     return out
@@ -255,7 +246,7 @@ function M.new(ctx)
     local flags = workspace("all_gather_matmul flags", staged and { W * math.ceil(m / TILE), 1 } or { 1, 1 }, "uint64",
       true)
     log_plan(what, dt, m, n, W * k_local, o, blocks, comm)
-    launch(module("all_gather_matmul").ops_all_gather_matmul, blocks + comm, a, b, out, gathered, flags, m, n, k_local,
+    launch(kernel.builtin("ops/all_gather_matmul").ops_all_gather_matmul, blocks + comm, a, b, out, gathered, flags, m, n, k_local,
       a._strides[1], b._strides[1], out._strides[1], code(dt), VARIANT_CODE[o.variant], comm, calls.seq + 1, ctx)
     return out
   end
@@ -277,7 +268,7 @@ function M.new(ctx)
     local blocks = grid(what, o, tiles_of(cm, cn))
     local partial = workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)
     log_plan(what, dt, m, n, k, o, blocks, 0)
-    launch(module("matmul_reduce_scatter").ops_matmul_reduce_scatter, blocks, a, b, out, partial, m, n, k,
+    launch(kernel.builtin("ops/matmul_reduce_scatter").ops_matmul_reduce_scatter, blocks, a, b, out, partial, m, n, k,
       a._strides[1], b._strides[1], out._strides[1], code(dt), o.dim, calls.seq + 1, ctx)
     return out
   end
