@@ -420,16 +420,31 @@ function Tensor:shape()
   return out
 end
 
+-- A dimension argument: 1-based, or negative from the last (-1). Returns it 1-based.
+local function dimension(t, dim, what)
+  local nd = t._ndim
+  if type(dim) ~= "number" or dim % 1 ~= 0 or dim == 0 or dim > nd or dim < -nd then
+    errors.raise("invalid_argument", "%s: dim %s is not a dimension of this %d-d tensor (1 to %d, or -1 to -%d)", what,
+      tostring(dim), nd, nd, nd)
+  end
+  return dim > 0 and dim or nd + 1 + dim
+end
+
+-- A view of t with `dims` and `strides`, starting `skip` elements in.
+local function view_of(t, dims, strides, skip)
+  local numel = 1
+  for d = 1, #dims do numel = numel * dims[d] end
+  local v = make(t._dt, dims, strides, numel, t._offset + skip * t._dt.size, t._ptr + skip, t._alloc)
+  v._view = true
+  v._fixed = t._fixed
+  return v
+end
+
 -- t:size() is t:shape(); t:size(dim) the size of one dimension (negative counts from the last).
 function Tensor:size(dim)
   if dim == nil then return self:shape() end
   check_live(self, "t:size")
-  local nd = self._ndim
-  if type(dim) ~= "number" or dim % 1 ~= 0 or dim == 0 or dim > nd or dim < -nd then
-    errors.raise("invalid_argument", "t:size: dim %s is not a dimension of this %d-d tensor (1 to %d, or -1 to -%d)",
-      tostring(dim), nd, nd, nd)
-  end
-  return self._shape[dim > 0 and dim or nd + 1 + dim]
+  return self._shape[dimension(self, dim, "t:size")]
 end
 
 function Tensor:stride()
@@ -531,12 +546,7 @@ local function resolve_shape(shape, numel, what)
 end
 
 -- A view of contiguous `t` with `dims` (resolve_shape's).
-local function contiguous_view(t, dims)
-  local v = make(t._dt, dims, contiguous_strides(dims), t._numel, t._offset, t._ptr, t._alloc)
-  v._view = true
-  v._fixed = t._fixed
-  return v
-end
+local function contiguous_view(t, dims) return view_of(t, dims, contiguous_strides(dims), 0) end
 
 function Tensor:view(...)
   check_live(self, "t:view")
@@ -570,33 +580,7 @@ function Tensor:narrow(dim, start, length)
     strides[d] = self._strides[d]
   end
   dims[dim] = length
-  local skip = (start - 1) * strides[dim]
-  local numel = 1
-  for d = 1, nd do numel = numel * dims[d] end
-  local v = make(self._dt, dims, strides, numel, self._offset + skip * self._dt.size, self._ptr + skip, self._alloc)
-  v._view = true
-  v._fixed = self._fixed
-  return v
-end
-
--- A dimension argument: 1-based, or negative from the last (-1). Returns it 1-based.
-local function dimension(t, dim, what)
-  local nd = t._ndim
-  if type(dim) ~= "number" or dim % 1 ~= 0 or dim == 0 or dim > nd or dim < -nd then
-    errors.raise("invalid_argument", "%s: dim %s is not a dimension of this %d-d tensor (1 to %d, or -1 to -%d)", what,
-      tostring(dim), nd, nd, nd)
-  end
-  return dim > 0 and dim or nd + 1 + dim
-end
-
--- A view of t with `dims` and `strides`, starting `skip` elements in.
-local function view_of(t, dims, strides, skip)
-  local numel = 1
-  for d = 1, #dims do numel = numel * dims[d] end
-  local v = make(t._dt, dims, strides, numel, t._offset + skip * t._dt.size, t._ptr + skip, t._alloc)
-  v._view = true
-  v._fixed = t._fixed
-  return v
+  return view_of(self, dims, strides, (start - 1) * strides[dim])
 end
 
 -- The view without dimension `dim`, at `index` along it (t[i] of a matrix is its row i).
