@@ -229,6 +229,14 @@ local function agree(id, result, extra, extra_problem)
   return outcome
 end
 
+-- Runs one case or step on every rank (run_case), then agrees on its outcome across the ranks.
+local function run_step_outcome(id, label, fn, timeout)
+  running = { phase = "case", label = label }
+  local result = run_case(fn, timeout, label)
+  running = nil
+  return agree(id, result)
+end
+
 ---------------------------------------------------------------------------------------------------
 -- Reporting (rank 0)
 
@@ -490,10 +498,7 @@ local function run_file(path, options, records)
             local suffix = run_suffix(case_run, options.repeats)
             local outcome = { status = "pass", ms = 0 }
             if not options.list then
-              running = { phase = "case", label = label }
-              local result = run_case(case.fn, options.timeout, label)
-              running = nil
-              outcome = agree(("case %d of %s"):format(index, path), result)
+              outcome = run_step_outcome(("case %d of %s"):format(index, path), label, case.fn, options.timeout)
             end
             if not record(case.name .. suffix, label .. suffix, outcome) then return false end
           end
@@ -593,10 +598,7 @@ end
 -- never), and agrees with the other ranks on the outcome ({ status, ms, reason, failures }; every rank
 -- must be at the same `id`). Returns the outcome and the lines the runner would print for it.
 function M.run_step(id, label, fn, timeout)
-  running = { phase = "case", label = label }
-  local result = run_case(fn, timeout, label)
-  running = nil
-  local outcome = agree(id, result)
+  local outcome = run_step_outcome(id, label, fn, timeout)
   return outcome, report_lines(label, outcome)
 end
 
