@@ -115,14 +115,7 @@ function M.new(ctx)
       errors.raise("invalid_argument", "%s: options must be a table such as {blocks = 8}, got %s", what,
         ccl.describe(opts))
     end
-    local takes = {}
-    for _, key in ipairs(OPTIONS[op]) do takes[key] = true end
-    for key in pairs(opts) do
-      if not takes[key] then
-        errors.raise("invalid_argument", "%s: unknown option '%s' (options: %s)", what, tostring(key),
-          table.concat(OPTIONS[op], ", "))
-      end
-    end
+    errors.check_keys(opts, OPTIONS[op], what)
     local o = { variant = opts.variant or "auto" }
     if VARIANTS[op] then
       local known = o.variant == "auto"
