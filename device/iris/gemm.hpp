@@ -11,7 +11,9 @@
 //
 //   NVIDIA (sm_80+)  8 warps of 64 x 32; mma.sync m16n8k16 (f16, bf16) or m16n8k8 on tf32 (float32
 //                    inputs are rounded to tf32, 10 bits of mantissa, as cuBLAS's TF32 mode does);
-//                    operands staged in shared memory by cp.async (three steps of k in flight),
+//                    operands staged in shared memory by cp.async (three steps of k in flight;
+//                    each thread's chunks and fragment addresses are worked out once per multiply,
+//                    so a step of k inside the matrices is two copies per operand and no checks),
 //                    fragments read with ldmatrix
 //   AMD (gfx90a+)    4 wavefronts of 64 x 64; MFMA 32x32x8 (f16, bf16_1k) or 32x32x2 (f32)
 //   cpu backend      NVIDIA's algorithm, its instructions emulated with the warp operations (so the
@@ -24,12 +26,15 @@
 //
 // ---- Using it ------------------------------------------------------------------------------------
 // Every thread of the block calls each function with the same arguments (they synchronize the block
-// and use kSharedBytes of static shared memory, the same buffer for all of them). The accumulator is
+// and use kSharedBytes of static shared memory, the same buffer for all of them). Declare the kernel
+// IRIS_GEMM_KERNEL: on NVIDIA it asks for two blocks per SM (at most 128 registers a thread), which
+// hides the latency of one block's barriers and fragment loads behind the other's matrix instructions;
+// 2.5 x the speed of one block per SM on an H200 (docs/perf.md, "The GEMM tile"). The accumulator is
 // each thread's share of the tile, in registers: element (i, j) of the tile is at an index that
 // depends on the platform, so reach it through for_each() or the stores below.
 //
-//   __global__ void gemm(const iris::half* a, const iris::half* b, iris::half* c, int64_t m, int64_t n,
-//                        int64_t k) {                                 // launch {grid = G, block = 256}
+//   __global__ void IRIS_GEMM_KERNEL gemm(const iris::half* a, const iris::half* b, iris::half* c,
+//                                         int64_t m, int64_t n, int64_t k) {  // launch {grid = G, block = 256}
 //     using namespace iris;
 //     const gemm::Matrix<half> A = gemm::matrix(a, m, k, k), B = gemm::matrix(b, k, n, n);
 //     for (int64_t t = blockIdx.x; t < gemm::tiles(m, n); t += gridDim.x) {
@@ -47,6 +52,15 @@
 // elements per thread on GPUs: hand them the kTileM x kTileN tile in sub-tiles, as kernels/ops do).
 #ifndef IRIS_GEMM_HPP
 #define IRIS_GEMM_HPP
+
+// The launch bounds of a kernel that multiplies (see "Using it"). AMD's second bound means something
+// else (waves per execution unit) and its 64-lane wavefronts hold the tile in fewer registers: there,
+// and on the cpu backend, it only states the block size.
+#if defined(IRIS_PLATFORM_CUDA)
+#define IRIS_GEMM_KERNEL __launch_bounds__(256, 2)
+#else
+#define IRIS_GEMM_KERNEL __launch_bounds__(256)
+#endif
 
 namespace iris {
 namespace gemm {

@@ -56,7 +56,7 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
 
 }  // namespace
 
-__global__ void ops_all_gather_matmul(const void* a, const void* b, void* out, void* gathered, uint64_t* flags, long m,
+__global__ void IRIS_GEMM_KERNEL ops_all_gather_matmul(const void* a, const void* b, void* out, void* gathered, uint64_t* flags, long m,
                                       long n, long k_local, long a_stride, long b_stride, long out_stride, int dtype,
                                       int variant, int copy_blocks, uint64_t seq, iris::Context ctx) {
   const ops::Call call = ops::make_call(ctx, "ctx.ops.all_gather_matmul", ccl::detail::all_gather_matmul_call, seq,

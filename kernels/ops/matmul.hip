@@ -21,7 +21,7 @@ __device__ __noinline__ void run(const T* a, const T* b, T* c, long m, long n, l
 
 }  // namespace
 
-__global__ void ops_matmul(const void* a, const void* b, void* c, long m, long n, long k, long a_stride,
+__global__ void IRIS_GEMM_KERNEL ops_matmul(const void* a, const void* b, void* c, long m, long n, long k, long a_stride,
                            long b_stride, long c_stride, int dtype) {
   IRIS_OPS_FOR_DTYPE(dtype, T, run<T>(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), m, n, k, a_stride, b_stride, c_stride))
 }

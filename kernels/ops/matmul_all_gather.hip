@@ -50,7 +50,7 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
 
 }  // namespace
 
-__global__ void ops_matmul_all_gather(const void* a, const void* b, void* out, long m, long n, long k, long a_stride,
+__global__ void IRIS_GEMM_KERNEL ops_matmul_all_gather(const void* a, const void* b, void* out, long m, long n, long k, long a_stride,
                                       long b_stride, long out_stride, long chunk_step, uint64_t* flags, int dtype,
                                       int dim, int variant, int gemm_blocks, uint64_t seq, iris::Context ctx) {
   const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_all_gather", ccl::detail::matmul_all_gather_call, seq,

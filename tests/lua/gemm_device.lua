@@ -147,6 +147,17 @@ iris.test("k split over two calls, the tile stored at an offset, and accumulated
   run { dtype = "bfloat16", m = 130, n = 70, k = 40, atomically = true }
 end)
 
+-- Whole 128 x 128 tiles inside the operands take the fast staging path (each thread's chunks worked
+-- out once per multiply): every layout and element type, the last step of k partial. Regression: the
+-- fast path once placed an m- or n-contiguous float32 tile as if its rows held 16-bit elements.
+iris.test("whole tiles in every layout, staged by the fast path", function()
+  for _, dtype in ipairs(g.dtypes) do
+    for _, layout in ipairs { {}, { at = true }, { bt = true }, { at = true, bt = true } } do
+      run { dtype = dtype, m = 136, n = 160, k = 72, at = layout.at, bt = layout.bt }
+    end
+  end
+end)
+
 -- Regression: staging took 16-byte chunks whenever the operand's base and row stride were aligned,
 -- whatever the tile's origin; ctx.ops.matmul_reduce_scatter (dim 2, 4 ranks) multiplies at column 38 of
 -- a B whose rows are 304 bytes, and a GPU's cp.async silently copied the wrong columns from there.

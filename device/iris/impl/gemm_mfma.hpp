@@ -54,8 +54,15 @@ IRIS_DEVICE void save_tile(Accumulator& acc, int ti, const mfma_float16& c) {
   for (int r = 0; r < 16; ++r) acc.v[ti * 16 + r] = c[r];
 }
 
+struct StepPlan {
+  bool a_k_major, b_k_major;
+};
 template <class T>
-IRIS_DEVICE void compute_step(Accumulator& acc, const uint8_t* a, const uint8_t* b, bool a_k_major, bool b_k_major) {
+IRIS_DEVICE StepPlan plan_steps(bool a_k_major, bool b_k_major) { return StepPlan{a_k_major, b_k_major}; }
+
+template <class T>
+IRIS_DEVICE void compute_step(Accumulator& acc, const uint8_t* a, const uint8_t* b, const StepPlan& plan) {
+  const bool a_k_major = plan.a_k_major, b_k_major = plan.b_k_major;
   const int t = thread_index(), wave = t / 64, lane = t % 64;
   const int wm = wave / 2, wn = wave % 2, i = lane % 32;
   mfma_float16 c[4];

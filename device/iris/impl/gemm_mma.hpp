@@ -189,30 +189,57 @@ inline uint32_t to_tf32(float x) {
 
 IRIS_DEVICE float* fragment(Accumulator& acc, int mi, int ni) { return &acc.v[(mi * 4 + ni) * 4]; }
 
+// Where this lane's ldmatrix rows are in the staged tiles, for each of the two k16 steps of a 16-bit
+// stage and each fragment: computed once per multiply (the swizzle and the operands' layouts do not
+// change along k), so the k loop's only address arithmetic is the stage's base.
+struct StepPlan {
+  bool a_k_major, b_k_major;
+  int a[2][4];  // A fragment mi at k16 step s
+  int b[2][2];  // B fragment pair nj at k16 step s
+};
+
 template <class T>
-IRIS_DEVICE void compute_step(Accumulator& acc, const uint8_t* a, const uint8_t* b, bool a_k_major, bool b_k_major) {
-  const int t = thread_index(), warp = t / 32, lane = t % 32;
-  const int wm = warp / 4, wn = warp % 4;
+IRIS_DEVICE StepPlan plan_steps(bool a_k_major, bool b_k_major) {
+  StepPlan p{a_k_major, b_k_major, {}, {}};
   if constexpr (sizeof(T) == 2) {
+    const int t = thread_index(), warp = t / 32, lane = t % 32;
+    const int wm = warp / 4, wn = warp % 4;
 #pragma unroll
-    for (int kk = 0; kk < Shape<T>::kK; kk += 16) {
-      uint32_t af[4][4], bf[4][2];
+    for (int s = 0; s < 2; ++s) {
+      const int kk = s * 16;
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi) {
         const int m0 = wm * 64 + mi * 16;
         // Matrices: rows m0..m0+7 and m0+8..m0+15, at k kk..kk+7 then kk+8..kk+15 (the A fragment's order).
-        const uint8_t* row = a_k_major ? a + offset(m0 + lane % 16, (kk + (lane / 16) * 8) / 8, 4)
-                                       : a + offset(kk + lane % 8 + (lane / 16) * 8, (m0 + ((lane / 8) % 2) * 8) / 8, 16);
-        load_matrices(af[mi], row, !a_k_major);
+        p.a[s][mi] = a_k_major ? offset(m0 + lane % 16, (kk + (lane / 16) * 8) / 8, 4)
+                               : offset(kk + lane % 8 + (lane / 16) * 8, (m0 + ((lane / 8) % 2) * 8) / 8, 16);
       }
 #pragma unroll
       for (int nj = 0; nj < 2; ++nj) {
         const int n0 = wn * 32 + nj * 16;
         // Matrices: columns n0..n0+7 at k kk.., kk+8.., then columns n0+8..n0+15 likewise.
-        const uint8_t* row = b_k_major ? b + offset(n0 + lane % 8 + (lane / 16) * 8, (kk + ((lane / 8) % 2) * 8) / 8, 4)
-                                       : b + offset(kk + lane % 16, (n0 + (lane / 16) * 8) / 8, 16);
+        p.b[s][nj] = b_k_major ? offset(n0 + lane % 8 + (lane / 16) * 8, (kk + ((lane / 8) % 2) * 8) / 8, 4)
+                               : offset(kk + lane % 16, (n0 + (lane / 16) * 8) / 8, 16);
+      }
+    }
+  }
+  return p;
+}
+
+template <class T>
+IRIS_DEVICE void compute_step(Accumulator& acc, const uint8_t* a, const uint8_t* b, const StepPlan& p) {
+  const int t = thread_index(), lane = t % 32;
+  if constexpr (sizeof(T) == 2) {
+    static_assert(Shape<T>::kK == 32, "a 16-bit stage is two k16 steps");
+#pragma unroll
+    for (int s = 0; s < 2; ++s) {
+      uint32_t af[4][4], bf[4][2];
+#pragma unroll
+      for (int mi = 0; mi < 4; ++mi) load_matrices(af[mi], a + p.a[s][mi], !p.a_k_major);
+#pragma unroll
+      for (int nj = 0; nj < 2; ++nj) {
         uint32_t r[4];
-        load_matrices(r, row, !b_k_major);
+        load_matrices(r, b + p.b[s][nj], !p.b_k_major);
         bf[2 * nj][0] = r[0];
         bf[2 * nj][1] = r[1];
         bf[2 * nj + 1][0] = r[2];
@@ -227,6 +254,7 @@ IRIS_DEVICE void compute_step(Accumulator& acc, const uint8_t* a, const uint8_t*
       }
     }
   } else {
+    const int warp = t / 32, wm = warp / 4, wn = warp % 4;
     const int g = lane / 4, q = lane % 4;
 #pragma unroll
     for (int kk = 0; kk < Shape<T>::kK; kk += 8) {
@@ -234,16 +262,16 @@ IRIS_DEVICE void compute_step(Accumulator& acc, const uint8_t* a, const uint8_t*
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi) {
         const int m0 = wm * 64 + mi * 16;
-        af[mi][0] = to_tf32(staged<float>(a, a_k_major, m0 + g, kk + q));
-        af[mi][1] = to_tf32(staged<float>(a, a_k_major, m0 + g + 8, kk + q));
-        af[mi][2] = to_tf32(staged<float>(a, a_k_major, m0 + g, kk + q + 4));
-        af[mi][3] = to_tf32(staged<float>(a, a_k_major, m0 + g + 8, kk + q + 4));
+        af[mi][0] = to_tf32(staged<float>(a, p.a_k_major, m0 + g, kk + q));
+        af[mi][1] = to_tf32(staged<float>(a, p.a_k_major, m0 + g + 8, kk + q));
+        af[mi][2] = to_tf32(staged<float>(a, p.a_k_major, m0 + g, kk + q + 4));
+        af[mi][3] = to_tf32(staged<float>(a, p.a_k_major, m0 + g + 8, kk + q + 4));
       }
 #pragma unroll
       for (int ni = 0; ni < 4; ++ni) {
         const int n0 = wn * 32 + ni * 8;
-        bf[ni][0] = to_tf32(staged<float>(b, b_k_major, n0 + g, kk + q));
-        bf[ni][1] = to_tf32(staged<float>(b, b_k_major, n0 + g, kk + q + 4));
+        bf[ni][0] = to_tf32(staged<float>(b, p.b_k_major, n0 + g, kk + q));
+        bf[ni][1] = to_tf32(staged<float>(b, p.b_k_major, n0 + g, kk + q + 4));
       }
 #pragma unroll
       for (int mi = 0; mi < 4; ++mi) {

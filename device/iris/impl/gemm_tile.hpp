@@ -49,6 +49,55 @@ IRIS_DEVICE void clear(Accumulator& acc) {
   for (int e = 0; e < Accumulator::kElements; ++e) acc.v[e] = 0.0f;
 }
 
+namespace detail {
+
+// A thread's two chunks of one operand's tile, which are the same for every step of k: where they land
+// in the tile and where they are read, the read pointers advancing one step of k at a time. `whole`:
+// the tile's rows (or columns) are all inside the operand and can be copied 16 bytes at a time, so a
+// step of k that lies wholly inside the operand is staged by two copies and no checks.
+template <class T>
+struct Chunks {
+  const T* from[2];
+  int to[2];
+  int64_t advance;  // elements from one step of k to the next
+  bool whole;
+};
+
+template <class T>
+IRIS_DEVICE Chunks<T> chunks_of(const Source<T>& s, int64_t outer0) {
+  constexpr int V = Shape<T>::kVector;
+  Chunks<T> c;
+  c.advance = static_cast<int64_t>(Shape<T>::kK) * s.k_stride;
+  c.whole = s.vector && outer0 + kTileM <= s.outer_extent;
+#pragma unroll
+  for (int i = 0; i < 2; ++i) {
+    const int n = thread_index() + i * kThreads;
+    if (s.k_major) {  // rows of 4 chunks along k
+      c.to[i] = offset(n / 4, n % 4, 4);
+      c.from[i] = s.ptr + (outer0 + n / 4) * s.outer_stride + (n % 4) * V * s.k_stride;
+    } else {  // rows of kTileM / V chunks along outer
+      constexpr int kRow = kTileM / V;
+      c.to[i] = offset(n / kRow, n % kRow, kRow);
+      c.from[i] = s.ptr + (outer0 + (n % kRow) * V) * s.outer_stride + (n / kRow) * s.k_stride;
+    }
+  }
+  return c;
+}
+
+// Stages step `step` of k of one operand: the two plain copies when the step is whole, else stage().
+template <class T>
+IRIS_DEVICE void stage_step(const Source<T>& s, Chunks<T>& c, uint8_t* tile, int64_t outer0, int64_t step) {
+  constexpr int kK = Shape<T>::kK;
+  if (c.whole && (step + 1) * kK <= s.k_extent) {
+    copy16_async(tile + c.to[0], c.from[0] + step * c.advance, 16);
+    copy16_async(tile + c.to[1], c.from[1] + step * c.advance, 16);
+  } else {
+    stage(s, tile, outer0, step * kK);
+  }
+}
+
+}  // namespace detail
+
 // The k loop: stage kStages - 1 steps ahead, compute on the oldest. One commit per step, empty or not,
 // so wait_async<kStages - 2>() always means "the step about to be computed has landed".
 template <class T>
@@ -58,13 +107,15 @@ IRIS_DEVICE void multiply(Accumulator& acc, const Matrix<T>& a, const Matrix<T>&
   constexpr int kK = Shape<T>::kK;
   const Source<T> sa = source(a.ptr, a.row_stride, a.col_stride, a.rows, a.cols, row);
   const Source<T> sb = source(b.ptr, b.col_stride, b.row_stride, b.cols, b.rows, col);
+  Chunks<T> ca = chunks_of(sa, row), cb = chunks_of(sb, col);
+  const StepPlan plan = plan_steps<T>(sa.k_major, sb.k_major);
   const int64_t steps = (a.cols + kK - 1) / kK;
   uint8_t* smem = arena();
   __syncthreads();  // the arena may still be read by the block's previous call
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < steps) {
-      stage(sa, smem + s * kStageBytes, row, static_cast<int64_t>(s) * kK);
-      stage(sb, smem + s * kStageBytes + kOperandBytes, col, static_cast<int64_t>(s) * kK);
+      stage_step(sa, ca, smem + s * kStageBytes, row, s);
+      stage_step(sb, cb, smem + s * kStageBytes + kOperandBytes, col, s);
     }
     commit_async();
   }
@@ -74,12 +125,12 @@ IRIS_DEVICE void multiply(Accumulator& acc, const Matrix<T>& a, const Matrix<T>&
     const int64_t next = step + kStages - 1;
     if (next < steps) {
       uint8_t* to = smem + (next % kStages) * kStageBytes;
-      stage(sa, to, row, next * kK);
-      stage(sb, to + kOperandBytes, col, next * kK);
+      stage_step(sa, ca, to, row, next);
+      stage_step(sb, cb, to + kOperandBytes, col, next);
     }
     commit_async();
     const uint8_t* tile = smem + (step % kStages) * kStageBytes;
-    compute_step<T>(acc, tile, tile + kOperandBytes, sa.k_major, sb.k_major);
+    compute_step<T>(acc, tile, tile + kOperandBytes, plan);
   }
   wait_async<0>();
 }

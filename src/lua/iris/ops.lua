@@ -45,6 +45,9 @@ local THREADS = 256 -- gemm::kThreads
 local TILE = 128    -- gemm::kTileM, kTileN
 local MAX_BLOCKS = 512 -- the call state's progress slots
 local COMM_BLOCKS = { gpu = 16, cpu = 1 }
+-- GEMM blocks per multiprocessor: IRIS_GEMM_KERNEL (gemm.hpp) fits two on NVIDIA, which is where the
+-- GEMM's speed comes from (docs/perf.md, "The GEMM tile"); one elsewhere.
+local GEMM_BLOCKS_PER_SM = { cuda = 2 }
 
 local function shape_text(t) return tensor.shape_text(t._shape) end
 
@@ -105,7 +108,7 @@ function M.new(ctx)
   -- The default grid: the device's share of this rank (ccl.device_share: the multiprocessors divided
   -- among the node's ranks that share the device, whose persistent kernels must all run at once).
   local function blocks_by_default()
-    if not default_blocks then default_blocks = ccl.device_share(ctx) end
+    if not default_blocks then default_blocks = ccl.device_share(ctx) * (GEMM_BLOCKS_PER_SM[ctx.backend] or 1) end
     return default_blocks
   end
 
@@ -137,10 +140,12 @@ function M.new(ctx)
 
   -- GEMM blocks (no more than the tiles) and communication blocks (variants that have them).
   local function grid(what, o, tiles, comm_work)
-    local gemm = math.max(1, math.min(o.blocks or blocks_by_default(), tiles))
     if comm_work == 0 then comm_work = nil end
     local comm = 0
     if comm_work then comm = math.max(1, math.min(o.comm_blocks or COMM_BLOCKS[device_class], comm_work)) end
+    -- By default the communication blocks take their places from the GEMM's, so that every block of the
+    -- call is resident at once and the links are busy while the GEMM runs.
+    local gemm = math.max(1, math.min(o.blocks or blocks_by_default() - comm, tiles))
     if gemm + comm > MAX_BLOCKS then
       errors.raise("invalid_argument", "%s: %d GEMM and %d communication blocks are more than the %d a call runs",
         what, gemm, comm, MAX_BLOCKS)
@@ -181,7 +186,8 @@ function M.new(ctx)
     expect_shape(what, "out", out, m, n, "A x B")
     local o = read_options(what, "matmul", opts)
     -- Not collective (one rank may multiply alone), so the grid is this device's own.
-    local blocks = math.max(1, math.min(o.blocks or ctx:get_cu_count(), tiles_of(m, n)))
+    local blocks = math.max(1, math.min(o.blocks or ctx:get_cu_count() * (GEMM_BLOCKS_PER_SM[ctx.backend] or 1),
+      tiles_of(m, n)))
     kernel.builtin("ops/matmul").ops_matmul:launch({ grid = blocks, block = THREADS }, a, b, out, m, n, k, a._strides[1],
       b._strides[1], out._strides[1], code(dt))
     return out
