@@ -39,7 +39,7 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
 
 }  // namespace
 
-__global__ void IRIS_GEMM_KERNEL ops_matmul_all_reduce(const void* a, const void* b, void* c, long m, long n, long k, long a_stride,
+__global__ void ops_matmul_all_reduce(const void* a, const void* b, void* c, long m, long n, long k, long a_stride,
                                       long b_stride, long c_stride, int dtype, int variant, uint64_t seq,
                                       iris::Context ctx) {
   const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_all_reduce", ccl::detail::matmul_all_reduce_call, seq,

@@ -45,9 +45,13 @@ local THREADS = 256 -- gemm::kThreads
 local TILE = 128    -- gemm::kTileM, kTileN
 local MAX_BLOCKS = 512 -- the call state's progress slots
 local COMM_BLOCKS = { gpu = 16, cpu = 1 }
--- GEMM blocks per multiprocessor: IRIS_GEMM_KERNEL (gemm.hpp) fits two on NVIDIA, which is where the
--- GEMM's speed comes from (docs/perf.md, "The GEMM tile"); one elsewhere.
-local GEMM_BLOCKS_PER_SM = { cuda = 2 }
+-- The kernels declared IRIS_GEMM_KERNEL (gemm.hpp) fit two blocks per multiprocessor on NVIDIA, which is
+-- where the GEMM's speed comes from (docs/perf.md, "The GEMM tile"); elsewhere one. matmul_all_reduce's
+-- kernel is not declared so: its five all-reduces need more than the bound's 128 registers a thread, and
+-- under it the kernel spilled and ran at half its speed on an H200.
+local TWO_BLOCKS_PER_SM = { matmul = true, matmul_all_gather = true, all_gather_matmul = true,
+  matmul_reduce_scatter = true }
+local function blocks_per_sm(ctx, op) return (ctx.backend == "cuda" and TWO_BLOCKS_PER_SM[op]) and 2 or 1 end
 
 local function shape_text(t) return tensor.shape_text(t._shape) end
 
@@ -103,13 +107,14 @@ function M.new(ctx)
   local calls = ccl.calls(ctx)
   local workspaces = {}
   local device_class = ctx.backend == "cpu" and "cpu" or "gpu"
-  local default_blocks -- found at the first call
+  local share -- found at the first call
 
-  -- The default grid: the device's share of this rank (ccl.device_share: the multiprocessors divided
-  -- among the node's ranks that share the device, whose persistent kernels must all run at once).
-  local function blocks_by_default()
-    if not default_blocks then default_blocks = ccl.device_share(ctx) * (GEMM_BLOCKS_PER_SM[ctx.backend] or 1) end
-    return default_blocks
+  -- The default grid: the blocks of `op`'s kernel that this rank's share of the device holds at once
+  -- (ccl.device_share: the multiprocessors divided among the node's ranks that share the device, whose
+  -- persistent kernels must all run at once).
+  local function blocks_by_default(op)
+    if not share then share = ccl.device_share(ctx) end
+    return share * blocks_per_sm(ctx, op)
   end
 
   local function read_options(what, op, opts)
@@ -139,13 +144,13 @@ function M.new(ctx)
   end
 
   -- GEMM blocks (no more than the tiles) and communication blocks (variants that have them).
-  local function grid(what, o, tiles, comm_work)
+  local function grid(what, op, o, tiles, comm_work)
     if comm_work == 0 then comm_work = nil end
     local comm = 0
     if comm_work then comm = math.max(1, math.min(o.comm_blocks or COMM_BLOCKS[device_class], comm_work)) end
     -- By default the communication blocks take their places from the GEMM's, so that every block of the
     -- call is resident at once and the links are busy while the GEMM runs.
-    local gemm = math.max(1, math.min(o.blocks or blocks_by_default() - comm, tiles))
+    local gemm = math.max(1, math.min(o.blocks or blocks_by_default(op) - comm, tiles))
     if gemm + comm > MAX_BLOCKS then
       errors.raise("invalid_argument", "%s: %d GEMM and %d communication blocks are more than the %d a call runs",
         what, gemm, comm, MAX_BLOCKS)
@@ -186,7 +191,7 @@ function M.new(ctx)
     expect_shape(what, "out", out, m, n, "A x B")
     local o = read_options(what, "matmul", opts)
     -- Not collective (one rank may multiply alone), so the grid is this device's own.
-    local blocks = math.max(1, math.min(o.blocks or ctx:get_cu_count() * (GEMM_BLOCKS_PER_SM[ctx.backend] or 1),
+    local blocks = math.max(1, math.min(o.blocks or ctx:get_cu_count() * blocks_per_sm(ctx, "matmul"),
       tiles_of(m, n)))
     kernel.builtin("ops/matmul").ops_matmul:launch({ grid = blocks, block = THREADS }, a, b, out, m, n, k, a._strides[1],
       b._strides[1], out._strides[1], code(dt))
@@ -199,7 +204,7 @@ function M.new(ctx)
     local dt, m, n, k = product_operands(what, out, a, b)
     expect_shape(what, "out", out, m, n, "A x B")
     local o = read_options(what, "matmul_all_reduce", opts)
-    local blocks = grid(what, o, tiles_of(m, n))
+    local blocks = grid(what, "matmul_all_reduce", o, tiles_of(m, n))
     log_plan(what, dt, m, n, k, o, blocks, 0)
     launch(kernel.builtin("ops/matmul_all_reduce").ops_matmul_all_reduce, blocks, a, b, out, m, n, k, a._strides[1], b._strides[1],
       out._strides[1], code(dt), VARIANT_CODE[o.variant], calls.seq + 1, ctx)
@@ -217,7 +222,7 @@ function M.new(ctx)
       ("A x B gathered from %d rank%s along dim %d"):format(W, W == 1 and "" or "s", o.dim))
     local tiles = tiles_of(m, n)
     local specialized = o.variant == "specialized"
-    local blocks, comm = grid(what, o, tiles, specialized and tiles or nil)
+    local blocks, comm = grid(what, "matmul_all_gather", o, tiles, specialized and tiles or nil)
     local flags = workspace("matmul_all_gather flags", specialized and { tiles, 1 } or { 1, 1 }, "uint64", true)
     log_plan(what, dt, m, n, k, o, blocks, comm)
     launch(kernel.builtin("ops/matmul_all_gather").ops_matmul_all_gather, blocks + comm, a, b, out, m, n, k, a._strides[1],
@@ -240,7 +245,7 @@ function M.new(ctx)
     local o = read_options(what, "all_gather_matmul", opts)
     local staged = o.variant == "staged"
     local pieces = math.ceil(m / TILE) * (W - 1)
-    local blocks, comm = grid(what, o, tiles_of(m, n), staged and pieces or nil)
+    local blocks, comm = grid(what, "all_gather_matmul", o, tiles_of(m, n), staged and pieces or nil)
     local gathered = workspace("all_gather_matmul buffer", staged and { m, W * k_local } or { 1, 1 }, a.dtype, false)
     local flags = workspace("all_gather_matmul flags", staged and { W * math.ceil(m / TILE), 1 } or { 1, 1 }, "uint64",
       true)
@@ -264,7 +269,7 @@ function M.new(ctx)
     end
     local cm, cn = o.dim == 1 and m / W or m, o.dim == 1 and n or n / W
     expect_shape(what, "out", out, cm, cn, ("this rank's chunk of A x B along dim %d"):format(o.dim))
-    local blocks = grid(what, o, tiles_of(cm, cn))
+    local blocks = grid(what, "matmul_reduce_scatter", o, tiles_of(cm, cn))
     local partial = workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)
     log_plan(what, dt, m, n, k, o, blocks, 0)
     launch(kernel.builtin("ops/matmul_reduce_scatter").ops_matmul_reduce_scatter, blocks, a, b, out, partial, m, n, k,
