@@ -32,12 +32,7 @@ std::string chosen_backend_name(const InitOptions& options) {
 size_t chosen_heap_bytes(const InitOptions& options, const Backend& backend) {
   if (options.heap_bytes != 0) return options.heap_bytes;
   if (auto from_env = env::get(env::Var::heap_size)) {
-    size_t bytes = 0;
-    try {
-      bytes = parse_byte_size(*from_env, "IRIS_HEAP_SIZE");
-    } catch (const Error& e) {
-      throw Error(Errc::environment, e.what());  // a variable of the environment, exit code 2
-    }
+    const size_t bytes = env::bytes(env::Var::heap_size, 0);
     if (bytes < heap::kMinimumHeapBytes) {
       throw Error(Errc::environment, format("IRIS_HEAP_SIZE=%s is too small: iris reserves the first %s of every heap, "
                                             "set at least %s (or unset it for the default)",
