@@ -56,16 +56,8 @@ const char* iris_trace_requested(void) {
 
 int iris_trace_requested_events(uint32_t* events) {
   return capi::guarded([&] {
-    *events = 0;
-    auto text = env::get(env::Var::trace_events);
-    if (!text) return;
-    char* end = nullptr;
-    const long long n = std::strtoll(text->c_str(), &end, 10);
-    if (end == text->c_str() || *end != '\0' || n < 1 || n > 100000000) {
-      throw Error(Errc::environment, "IRIS_TRACE_EVENTS must be a whole number of events from 1 to 100000000, got '" +
-                                         *text + "'");
-    }
-    *events = static_cast<uint32_t>(n);
+    // 0 when unset: the Lua side's default
+    *events = static_cast<uint32_t>(env::whole_number(env::Var::trace_events, 1, 100000000, 0, "a whole number of events"));
   });
 }
 

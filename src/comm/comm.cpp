@@ -84,9 +84,6 @@ struct Comm::Mpi {
 std::unique_ptr<Comm> Comm::create(int* argc, char*** argv) {
   std::unique_ptr<Comm> comm(new Comm());
   comm->m_ = std::make_unique<Mpi>();
-  // This process's id for the job; under MPI, rank 0's is everyone's.
-  comm->job_id_ = format("%d-%lld", static_cast<int>(getpid()),
-                         static_cast<long long>(std::chrono::steady_clock::now().time_since_epoch().count()));
   const hang::Settings hang_settings = hang::settings_from_environment();
   int initialized = 0;
   MPI_Initialized(&initialized);
@@ -113,11 +110,6 @@ std::unique_ptr<Comm> Comm::create(int* argc, char*** argv) {
   MPI_Comm_rank(m.node, &comm->local_rank_);
   MPI_Comm_size(m.node, &comm->local_size_);
   comm->peer_done_.assign(comm->size_, 0);
-
-  char id[64] = {0};
-  if (comm->rank_ == 0) std::snprintf(id, sizeof id, "%s", comm->job_id_.c_str());
-  check_mpi(MPI_Bcast(id, sizeof id, MPI_CHAR, 0, m.world), "MPI_Bcast");
-  comm->job_id_ = id;
   start_hang_reports(hang_settings, m.node, comm->rank_, comm->size_, comm->local_rank_, comm->local_size_);
   return comm;
 }

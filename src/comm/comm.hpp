@@ -58,8 +58,6 @@ class Comm {
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
   bool is_mpi() const { return mpi_; }
-  // A string unique to this job, equal on every rank.
-  const std::string& job_id() const { return job_id_; }
 
   // Every rank announces `op` with `arg`; returns what each rank announced (index = rank).
   // Throws Errc::divergence when ranks announce different operations. Completes only once every rank
@@ -136,7 +134,6 @@ class Comm {
   int size_ = 1;
   int local_rank_ = 0;
   int local_size_ = 1;
-  std::string job_id_;
   std::string alone_reason_;
   std::vector<char> peer_done_;  // peer_done_[r]: rank r said it finished
   int peers_done_ = 0;

@@ -182,24 +182,12 @@ void watch() {
   }
 }
 
-double seconds_variable(env::Var var, double fallback) {
-  const auto text = env::get(var);
-  if (!text) return fallback;
-  char* end = nullptr;
-  const double seconds = std::strtod(text->c_str(), &end);
-  if (end == text->c_str() || *end != '\0' || !(seconds >= 0) || seconds > 1e9) {
-    throw Error(Errc::environment, format("%s must be a number of seconds (0: never), got '%s'", env::info(var).name,
-                                          text->c_str()));
-  }
-  return seconds;
-}
-
 }  // namespace
 
 Settings settings_from_environment() {
   Settings s;
-  s.report_after = seconds_variable(env::Var::hang_report, s.report_after);
-  s.give_up_after = seconds_variable(env::Var::hang_timeout, s.give_up_after);
+  s.report_after = env::seconds(env::Var::hang_report, s.report_after, true);
+  s.give_up_after = env::seconds(env::Var::hang_timeout, s.give_up_after, true);
   return s;
 }
 

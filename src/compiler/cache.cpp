@@ -163,7 +163,6 @@ KernelCache::KernelCache(std::string dir) : dir_(std::move(dir)) {
     if (access(path.c_str(), W_OK) != 0) throw Error(Errc::environment, format("cannot write to %s: %s", path.c_str(), std::strerror(errno)));
   }
   remove_stale_temporaries(dir_ + "/tmp", "cxx-");
-  remove_stale_temporaries(dir_ + "/kernels", ".tmp.");
 }
 
 std::unique_ptr<KernelCache> KernelCache::without_storage() {
@@ -197,6 +196,8 @@ CompiledCode KernelCache::get_or_compile(const std::string& digest, const std::f
   FileLock lock(path + ".lock");
   if (load_entry(path, &code)) return code;  // another process compiled it while this one waited
   code = compile();
+  // kernels/ holds every entry ever stored, so it is listed only by a process that stores one, once.
+  std::call_once(entries_swept_, [&] { remove_stale_temporaries(dir_ + "/kernels", ".tmp."); });
   const std::vector<uint8_t> bytes = serialize(code);
   write_file_atomically(path, bytes.data(), bytes.size());
   return code;

@@ -15,6 +15,7 @@
 
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "compiler/compiler.hpp"
@@ -24,8 +25,9 @@ namespace iris::compiler {
 class KernelCache {
  public:
   // Creates the directory if needed (private to the user) and removes what compiles of processes no
-  // longer running left in its tmp/. Throws Error(environment) when it cannot be created or written, or
-  // is not trusted (untrusted_because), saying why.
+  // longer running left in its tmp/; what they left among the entries goes when this process first
+  // stores one (a start that finds every kernel cached lists no directory). Throws Error(environment)
+  // when it cannot be created or written, or is not trusted (untrusted_because), saying why.
   explicit KernelCache(std::string dir);
   // No cache: a private temporary directory for the compilers' headers and files, removed when the
   // KernelCache goes; every get_or_compile compiles.
@@ -46,6 +48,7 @@ class KernelCache {
   std::string entry_path(const std::string& digest) const;
   std::string dir_;
   bool stores_ = true;
+  std::once_flag entries_swept_;
 };
 
 // IRIS_CACHE_DIR, else $XDG_CACHE_HOME/iris-lua, else $HOME/.cache/iris-lua.

@@ -27,10 +27,8 @@ std::string rewrite_dynamic_shared(const std::string& source) {
 }
 
 std::vector<std::string> cpu_memory_model_flags() {
-  const std::string model = env::get(env::Var::cpu_memory_model).value_or("tso");
-  if (model == "tso") return {};
-  if (model == "weak") return {"-DIRIS_CPU_WEAK_MEMORY=1"};
-  throw Error(Errc::environment, "IRIS_CPU_MEMORY_MODEL must be tso or weak, got '" + model + "'");
+  if (env::choice(env::Var::cpu_memory_model, {"tso", "weak"}, 0) == 0) return {};
+  return {"-DIRIS_CPU_WEAK_MEMORY=1"};
 }
 
 }  // namespace iris::compiler

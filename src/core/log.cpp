@@ -15,23 +15,9 @@ std::mutex g_mutex;
 const char* kNames[] = {"debug", "info", "warning", "error"};
 }  // namespace
 
-bool parse_level(const std::string& text, Level* out) {
-  for (int i = 0; i < 4; ++i) {
-    if (text == kNames[i]) {
-      *out = static_cast<Level>(i);
-      return true;
-    }
-  }
-  return false;
-}
-
 void configure_from_environment() {
-  auto value = env::get(env::Var::log_level);
-  if (!value) return;
-  if (!parse_level(*value, &g_threshold)) {
-    throw Error(Errc::environment,
-                format("IRIS_LOG_LEVEL=%s is not a level: use debug, info, warning or error", value->c_str()));
-  }
+  g_threshold = static_cast<Level>(
+      env::choice(env::Var::log_level, {std::begin(kNames), std::end(kNames)}, static_cast<size_t>(g_threshold)));
 }
 
 void set_rank(int rank, int world_size) {

@@ -13,7 +13,5 @@ void configure_from_environment();
 void set_rank(int rank, int world_size);
 bool enabled(Level level);
 void write(Level level, const std::string& message);
-// Parses "debug" | "info" | "warning" | "error"; returns false on anything else.
-bool parse_level(const std::string& text, Level* out);
 
 }  // namespace iris::log

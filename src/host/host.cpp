@@ -16,6 +16,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/log.hpp"
+#include "host/user_frames.hpp"
 #include "lua/embedded_lua.hpp"
 #include "session/session.hpp"
 #include "session/trace_session.hpp"
@@ -40,26 +41,33 @@ std::atomic<bool> g_hang_answer_requested{false};
 // the Lua stack: the call came through the interpreter, not from code the JIT compiled).
 lua_State* g_inspectable_state = nullptr;
 
-bool is_iris_frame(const lua_Debug& ar) {
-  return *ar.what == 'C' || std::strncmp(ar.source, "=iris", 5) == 0 || std::strcmp(ar.source, "=(host)") == 0;
-}
-
-// The script's own frames of L's stack, as luaL_traceback words them; "" when there are none.
+// The script's own frames of L's stack (host/user_frames.hpp), a line each; "" when there are none. A
+// hang report asks: no error, so iris's frames go wherever they are.
 std::string user_traceback(lua_State* L) {
   std::string text;
-  lua_Debug ar;
-  for (int level = 0; lua_getstack(L, level, &ar) != 0 && level < 100; ++level) {
-    if (lua_getinfo(L, "Sln", &ar) == 0 || is_iris_frame(ar)) continue;
-    text += format("%s:%d: ", ar.short_src, ar.currentline);
-    if (*ar.namewhat != '\0') {
-      text += format("in function '%s'\n", ar.name);
-    } else if (*ar.what == 'm') {
-      text += "in main chunk\n";
-    } else {
-      text += format("in function <%s:%d>\n", ar.short_src, ar.linedefined);
-    }
-  }
+  for (const host::StackFrame& frame : host::user_frames(host::stack_of(L, 0), true)) text += frame.line + "\n";
   return text;
+}
+
+// iris.host.user_frames(level, deliberate [, outermost]): the lines of the user's frames from `level`
+// (as debug.getinfo counts in the caller), for iris.errors.traceback.
+int user_frames_for_lua(lua_State* L) {
+  const int level = static_cast<int>(luaL_checkinteger(L, 1));
+  const bool deliberate = lua_toboolean(L, 2) != 0;
+  const int outermost = lua_isnoneornil(L, 3) ? 0 : 3;
+  const auto frames = host::user_frames(host::stack_of(L, level, outermost), deliberate);
+  lua_createtable(L, static_cast<int>(frames.size()), 0);
+  for (size_t i = 0; i < frames.size(); ++i) {
+    lua_pushlstring(L, frames[i].line.data(), frames[i].line.size());
+    lua_rawseti(L, -2, static_cast<int>(i + 1));
+  }
+  return 1;
+}
+
+// iris.host.is_iris_chunk(source): whether a chunk (debug.getinfo's source) is one of iris's own.
+int is_iris_chunk_for_lua(lua_State* L) {
+  lua_pushboolean(L, host::is_iris_chunk(luaL_checkstring(L, 1)));
+  return 1;
 }
 
 void host_hook(lua_State* L, lua_Debug*) {
@@ -237,9 +245,13 @@ Host::Host(const HostOptions& options) : impl_(new Impl) {
   // iris.host: what the iris module needs from the host itself.
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "loaded");
-  lua_createtable(L, 0, 1);
+  lua_createtable(L, 0, 3);
   lua_pushcfunction(L, call_waiting);
   lua_setfield(L, -2, "call_waiting");
+  lua_pushcfunction(L, user_frames_for_lua);
+  lua_setfield(L, -2, "user_frames");
+  lua_pushcfunction(L, is_iris_chunk_for_lua);
+  lua_setfield(L, -2, "is_iris_chunk");
   lua_setfield(L, -2, "iris.host");
   lua_pop(L, 2);
   comm::hang::set_lua_sources(waiting_traceback, request_hang_answer);

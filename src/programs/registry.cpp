@@ -78,20 +78,9 @@ RegistryOptions RegistryOptions::from_environment() {
   RegistryOptions o;
   o.cache_dir = compiler::default_cache_dir();
   if (auto text = env::get(env::Var::cross_compile)) o.cross_targets = parse_cross_targets(*text);
-  if (auto text = env::get(env::Var::wait_timeout)) {
-    char* end = nullptr;
-    const double seconds = std::strtod(text->c_str(), &end);
-    if (end == text->c_str() || *end != '\0' || !(seconds > 0) || seconds > 1e6) {
-      throw Error(Errc::environment, "IRIS_WAIT_TIMEOUT must be a number of seconds above 0, got '" + *text + "'");
-    }
-    o.wait_timeout_ns = static_cast<int64_t>(std::llround(seconds * 1e9));
-  }
-  if (auto text = env::get(env::Var::launch_blocking)) {
-    if (*text != "0" && *text != "1") {
-      throw Error(Errc::environment, "IRIS_LAUNCH_BLOCKING must be 0 or 1, got '" + *text + "'");
-    }
-    o.launch_blocking = *text == "1";
-  }
+  o.wait_timeout_ns = static_cast<int64_t>(
+      std::llround(env::seconds(env::Var::wait_timeout, static_cast<double>(o.wait_timeout_ns) / 1e9, false) * 1e9));
+  o.launch_blocking = env::flag(env::Var::launch_blocking, o.launch_blocking);
   return o;
 }
 

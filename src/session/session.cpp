@@ -32,12 +32,7 @@ std::string chosen_backend_name(const InitOptions& options) {
 size_t chosen_heap_bytes(const InitOptions& options, const Backend& backend) {
   if (options.heap_bytes != 0) return options.heap_bytes;
   if (auto from_env = env::get(env::Var::heap_size)) {
-    size_t bytes = 0;
-    try {
-      bytes = parse_byte_size(*from_env, "IRIS_HEAP_SIZE");
-    } catch (const Error& e) {
-      throw Error(Errc::environment, e.what());  // a variable of the environment, exit code 2
-    }
+    const size_t bytes = env::bytes(env::Var::heap_size, 0);
     if (bytes < heap::kMinimumHeapBytes) {
       throw Error(Errc::environment, format("IRIS_HEAP_SIZE=%s is too small: iris reserves the first %s of every heap, "
                                             "set at least %s (or unset it for the default)",
@@ -49,17 +44,37 @@ size_t chosen_heap_bytes(const InitOptions& options, const Backend& backend) {
   return runtime::default_heap_bytes(backend);
 }
 
+// What iris.init learns of every rank, in one exchange: the backend it ended on and the device it uses.
+struct RankDevice {
+  std::string backend;
+  std::string identity;  // tells devices apart; "" for none (the cpu backend)
+  std::string name;
+  std::string advice;  // what sharing the device costs; "" when nothing
+};
+
+std::vector<RankDevice> exchange_devices(comm::Comm& comm, const Backend& backend) {
+  const std::string identity = backend.device_identity();
+  // The advice may span lines, so it comes last.
+  const std::string mine = std::string(backend.name()) + '\n' + identity + '\n' + backend.device_name() + '\n' +
+                           (identity.empty() ? "" : backend.shared_device_advice());
+  std::vector<RankDevice> ranks;
+  for (const std::string& text :
+       comm.exchange(comm::Lane::job, comm::Route::to_all, 0, "iris.init(): devices", mine.data(), mine.size())) {
+    const size_t first = text.find('\n'), second = text.find('\n', first + 1), third = text.find('\n', second + 1);
+    ranks.push_back({text.substr(0, first), text.substr(first + 1, second - first - 1),
+                     text.substr(second + 1, third - second - 1), text.substr(third + 1)});
+  }
+  return ranks;
+}
+
 // Every rank must have ended on the same backend: a job half on cuda and half on cpu could not share
 // a heap. (auto picks per rank, so a node where only some ranks see a GPU ends here.)
-void check_same_backend(comm::Comm& comm, const Backend& backend) {
-  std::string mine = backend.name();
-  auto all = comm.allgatherv(mine.data(), mine.size());
+void check_same_backend(const std::vector<RankDevice>& ranks, const Backend& backend) {
   std::string listing;
   bool differ = false;
-  for (size_t r = 0; r < all.size(); ++r) {
-    std::string name(all[r].begin(), all[r].end());
-    differ = differ || name != mine;
-    listing += format("%srank %zu: %s", r == 0 ? "" : ", ", r, name.c_str());
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    differ = differ || ranks[r].backend != backend.name();
+    listing += format("%srank %zu: %s", r == 0 ? "" : ", ", r, ranks[r].backend.c_str());
   }
   if (differ) {
     throw Error(Errc::environment,
@@ -70,22 +85,13 @@ void check_same_backend(comm::Comm& comm, const Backend& backend) {
 
 // Several ranks on one device may need something started to run well (CUDA MPS): rank 0 says so once,
 // unless the job asked for quiet (IRIS_SHARED_GPU_WARNING=0).
-void warn_about_shared_devices(comm::Comm& comm, const Backend& backend) {
-  bool wanted = true;
-  heap::all_or_none(comm, "iris.init(): IRIS_SHARED_GPU_WARNING",
-                    [&] { wanted = runtime::gpu::shared_device_warning_wanted(); });
-  const std::string identity = backend.device_identity();
-  const std::string mine = identity + '\n' + backend.device_name() + '\n' +
-                           (identity.empty() ? "" : backend.shared_device_advice());
-  const auto all = comm.allgatherv(mine.data(), mine.size());
+void warn_about_shared_devices(const comm::Comm& comm, const std::vector<RankDevice>& ranks, bool wanted) {
   if (comm.rank() != 0 || !wanted) return;
   std::vector<std::string> devices, names, advice;
-  for (const auto& bytes : all) {
-    const std::string text(bytes.begin(), bytes.end());
-    const size_t first = text.find('\n'), second = text.find('\n', first + 1);
-    devices.push_back(text.substr(0, first));
-    names.push_back(text.substr(first + 1, second - first - 1));
-    advice.push_back(text.substr(second + 1));
+  for (const RankDevice& rank : ranks) {
+    devices.push_back(rank.identity);
+    names.push_back(rank.name);
+    advice.push_back(rank.advice);
   }
   const std::string warning = runtime::gpu::shared_device_warning(devices, names, advice);
   if (!warning.empty()) log::write(log::Level::warning, warning);
@@ -124,8 +130,12 @@ Session& init(const InitOptions& options) {
   std::string name = chosen_backend_name(options);
   heap::all_or_none(comm, "iris.init(): backend", [&] { session->backend = runtime::create_backend(name, comm); });
   Backend& backend = *session->backend;
-  check_same_backend(comm, backend);
-  warn_about_shared_devices(comm, backend);
+  bool shared_device_warning_wanted = true;
+  heap::all_or_none(comm, "iris.init(): IRIS_SHARED_GPU_WARNING",
+                    [&] { shared_device_warning_wanted = runtime::gpu::shared_device_warning_wanted(); });
+  const std::vector<RankDevice> ranks = exchange_devices(comm, backend);
+  check_same_backend(ranks, backend);
+  warn_about_shared_devices(comm, ranks, shared_device_warning_wanted);
 
   size_t heap_bytes = 0;
   heap::all_or_none(comm, "iris.init(): heap size", [&] { heap_bytes = chosen_heap_bytes(options, backend); });

@@ -23,7 +23,7 @@
 namespace iris::session {
 namespace {
 
-constexpr size_t kChunkBytes = size_t(64) << 20;  // what one broadcast carries while rank 0 gathers
+constexpr size_t kRoundBytes = size_t(256) << 20;  // what one round of the gather carries, all ranks together
 
 struct State {
   bool running = false;
@@ -162,18 +162,21 @@ std::string rank_part(int rank, const std::vector<trace::Event>& events, const s
   return out;
 }
 
-// Every rank's part on rank 0 (in rank order), a chunk at a time.
+// Every rank's part on rank 0 (in rank order); the others receive nothing. Each round carries the next
+// chunk of every rank's part, so no exchange comes near MPI's 2 GiB limit however long the parts are.
 std::vector<std::string> gather_parts(comm::Comm& comm, const std::string& mine) {
   std::vector<uint64_t> sizes(comm.size());
   const uint64_t my_size = mine.size();
   comm.allgather(&my_size, sizeof my_size, sizes.data());
+  const uint64_t longest = *std::max_element(sizes.begin(), sizes.end());
+  const size_t chunk = std::max<size_t>(1, kRoundBytes / comm.size());
   std::vector<std::string> parts(comm.size());
-  for (int r = 0; r < comm.size(); ++r) {
-    std::string buffer = r == comm.rank() ? mine : std::string(sizes[r], '\0');
-    for (size_t at = 0; at < sizes[r]; at += kChunkBytes) {
-      comm.broadcast(&buffer[at], std::min<size_t>(kChunkBytes, sizes[r] - at), r);
-    }
-    if (comm.rank() == 0) parts[r] = std::move(buffer);
+  for (uint64_t at = 0; at < longest; at += chunk) {
+    const size_t from = std::min(at, my_size);
+    const size_t bytes = std::min<uint64_t>(chunk, my_size - from);
+    const auto received = comm.exchange(comm::Lane::job, comm::Route::to_root, 0, "iris.trace.stop(): gathering",
+                                        mine.data() + from, bytes);
+    for (int r = 0; r < comm.size(); ++r) parts[r] += received[r];
   }
   return parts;
 }

@@ -211,7 +211,9 @@ TEST_CASE("a cache that cannot be written: kernels compile without one, with one
   CHECK(count_of(err, "not using the kernel cache: cannot create directory " + file + ": a file is in the way") == 1);
 }
 
-TEST_CASE("what compiles of processes no longer running left in tmp/ goes when the cache opens", "[unit][cache]") {
+TEST_CASE("what compiles of processes no longer running left in tmp/ goes when the cache opens, what they left "
+          "among the entries when this process stores one",
+          "[unit][cache]") {
   const std::string dir = fresh_directory();
   { iris::compiler::KernelCache cache(dir); }
   const pid_t gone = fork();
@@ -226,11 +228,23 @@ TEST_CASE("what compiles of processes no longer running left in tmp/ goes when t
   fs::create_directories(live);
   std::ofstream(stale_entry) << "half";
   std::ofstream(old_style) << "left";
-  { iris::compiler::KernelCache cache(dir); }
-  CHECK_FALSE(fs::exists(stale));
-  CHECK_FALSE(fs::exists(stale_entry));
-  CHECK_FALSE(fs::exists(old_style));
-  CHECK(fs::exists(live));
+  const auto compiled = [] { return iris::compiler::CompiledCode{{1, 2, 3}, {{"k", "k"}}}; };
+  {
+    iris::compiler::KernelCache cache(dir);
+    CHECK_FALSE(fs::exists(stale));
+    CHECK_FALSE(fs::exists(old_style));
+    CHECK(fs::exists(live));
+    // kernels/ holds every entry ever stored: opening the cache does not list it, nor does a hit.
+    CHECK(fs::exists(stale_entry));
+    cache.get_or_compile("0123", compiled);
+    CHECK_FALSE(fs::exists(stale_entry));
+  }
+  std::ofstream(stale_entry) << "half";
+  {
+    iris::compiler::KernelCache cache(dir);
+    cache.get_or_compile("0123", [&]() -> iris::compiler::CompiledCode { FAIL("compiled again"); return {}; });
+    CHECK(fs::exists(stale_entry));
+  }
 }
 
 TEST_CASE("modules load from no predictable path: files planted where they were written do not matter",

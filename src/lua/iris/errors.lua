@@ -22,10 +22,11 @@ local function remember(message, kind)
   kind_of_message[message] = kind
 end
 
-local function is_iris_frame(info)
-  local source = info.source
-  return info.what == "C" or source:sub(1, 5) == "=iris" or source == "=(host)" or source == "=(require)"
-end
+-- Which frames are the user's is one rule, the host's (src/host/user_frames.hpp): hang reports, read
+-- where no Lua may run, use it too.
+local host = package.loaded["iris.host"]
+
+local function is_iris_frame(info) return info.what == "C" or host.is_iris_chunk(info.source) end
 
 -- debug.getinfo(level, "Sl") of the innermost user frame, or nil when there is none.
 function M.user_frame()
@@ -81,10 +82,8 @@ end
 
 -- Calls `f`, a C function that may wait for other ranks or the device, with the arguments, and raises
 -- its error like check(). It goes through the host's call_waiting, so that while it waits a hang report
--- can show this rank's Lua traceback (code the JIT compiled cannot be looked at); without a host (a
--- plain LuaJIT), it is a plain call.
-local host = package.loaded["iris.host"]
-local call_waiting = host and host.call_waiting or function(f, ...) return f(...) end
+-- can show this rank's Lua traceback (code the JIT compiled cannot be looked at).
+local call_waiting = host.call_waiting
 
 function M.check_waiting(f, ...) M.check(call_waiting(f, ...)) end
 
@@ -140,60 +139,6 @@ end
 
 -- Tracebacks -----------------------------------------------------------------------------------
 
--- One frame as luaL_traceback words it: "script.lua:12: in function 'f'".
-local function frame_line(info)
-  local where = info.short_src .. ":" .. (info.currentline > 0 and (info.currentline .. ":") or "")
-  if info.namewhat ~= "" then return ("%s in function '%s'"):format(where, info.name) end
-  if info.what == "main" then return where .. " in main chunk" end
-  if info.what == "C" then return where .. " ?" end
-  return ("%s in function <%s:%d>"):format(where, info.short_src, info.linedefined)
-end
-
--- The stack from `level` (as debug.getinfo counts) down, innermost first, up to the frame running
--- `outermost` when given: { line, iris, c }.
-local function stack_from(level, outermost)
-  local frames = {}
-  while true do
-    local info = debug.getinfo(level, "Slnf")
-    if not info then return frames end
-    frames[#frames + 1] = { line = frame_line(info), iris = info.what ~= "C" and is_iris_frame(info),
-      c = info.what == "C" }
-    if info.func == outermost then return frames end
-    level = level + 1
-  end
-end
-
--- The frames a user reads: iris's own frames go, and so do C functions next to them (error and pcall
--- inside iris, the host's entry). A C function the user's code called (error, their pcall, a gsub
--- callback) stays. An error iris did not raise on purpose that comes from inside iris keeps every
--- frame: that is a bug in iris, and its frames are where to look.
-local function user_frames(frames, deliberate)
-  local innermost_lua
-  for _, f in ipairs(frames) do
-    if not f.c then
-      innermost_lua = f
-      break
-    end
-  end
-  if not deliberate and innermost_lua and innermost_lua.iris then return frames end
-  local kept = {}
-  for i, f in ipairs(frames) do
-    local keep = not f.iris
-    if keep and f.c then
-      local above, below
-      for k = i - 1, 1, -1 do
-        if not frames[k].c then above = frames[k] break end
-      end
-      for k = i + 1, #frames do
-        if not frames[k].c then below = frames[k] break end
-      end
-      keep = below ~= nil and not below.iris and not (above and above.iris)
-    end
-    if keep then kept[#kept + 1] = f end
-  end
-  return kept
-end
-
 -- The traceback printed under an error `message`: "stack traceback:\n\t..." with the frames from
 -- `level` (debug.getinfo's count from the caller of this function: 1 is the caller), iris's frames left
 -- out; "" for a usage error (a bad command line is not a bug in the script) or when no frame remains.
@@ -205,13 +150,13 @@ function M.traceback(message, level, deliberate, outermost)
   if kind == "usage" then return "" end
   deliberate = deliberate or kind ~= nil
     or (type(message) == "string" and message:find("interrupted!", 1, true) ~= nil)
-  local frames = user_frames(stack_from((level or 1) + 2, outermost), deliberate)
+  local frames = host.user_frames((level or 1) + 1, deliberate, outermost)
   if #frames == 0 then return "" end
   local lines = { "stack traceback:" }
   -- As luaL_traceback: the innermost 12 and the outermost 10 of a deep stack.
-  for i, f in ipairs(frames) do
+  for i, line in ipairs(frames) do
     if i <= 12 or i > #frames - 10 then
-      lines[#lines + 1] = "\t" .. f.line
+      lines[#lines + 1] = "\t" .. line
     elseif i == 13 then
       lines[#lines + 1] = "\t..."
     end

@@ -119,34 +119,18 @@ class CpuEvent final : public Event {
 }  // namespace
 
 int cpu_threads_per_rank(const comm::Comm& comm) {
-  if (auto text = env::get(env::Var::cpu_threads)) {
-    char* end = nullptr;
-    const long n = std::strtol(text->c_str(), &end, 10);
-    if (end == text->c_str() || *end != '\0' || n < 1 || n > 4096) {
-      throw Error(Errc::environment, "IRIS_CPU_THREADS must be a whole number from 1 to 4096, got '" + *text + "'");
-    }
-    return static_cast<int>(n);
-  }
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  return std::max(1, static_cast<int>(cores) / std::max(1, comm.local_size()));
+  const int share = std::max(1, static_cast<int>(cores) / std::max(1, comm.local_size()));
+  return static_cast<int>(env::whole_number(env::Var::cpu_threads, 1, 4096, share));
 }
 
 CpuExecution::CpuExecution(const comm::Comm& c) : comm(c) {}
 CpuExecution::~CpuExecution() = default;
 
 uint64_t cpu_memory_seed(const comm::Comm& comm) {
-  uint64_t seed = 0;
-  if (auto text = env::get(env::Var::cpu_memory_seed)) {
-    char* end = nullptr;
-    errno = 0;
-    seed = std::strtoull(text->c_str(), &end, 10);
-    if (end == text->c_str() || *end != '\0' || errno != 0 || (*text)[0] == '-') {
-      throw Error(Errc::environment, "IRIS_CPU_MEMORY_SEED must be a whole number from 0 to 2^64-1, got '" + *text + "'");
-    }
-  } else {
-    seed = std::random_device{}();
-    seed = (seed << 32) ^ std::random_device{}();
-  }
+  uint64_t random = std::random_device{}();
+  random = (random << 32) ^ std::random_device{}();
+  const uint64_t seed = env::whole_number(env::Var::cpu_memory_seed, 0, UINT64_MAX, random);
   return seed ^ (0xbf58476d1ce4e5b9ull * static_cast<uint64_t>(comm.rank() + 1));
 }
 

@@ -30,14 +30,7 @@ std::string mps_advice() {
          "the GPU on purpose, IRIS_SHARED_GPU_WARNING=0 silences this warning";
 }
 
-bool shared_device_warning_wanted() {
-  const auto text = env::get(env::Var::shared_gpu_warning);
-  if (!text) return true;
-  if (*text != "0" && *text != "1") {
-    throw Error(Errc::environment, "IRIS_SHARED_GPU_WARNING must be 0 or 1, got '" + *text + "'");
-  }
-  return *text == "1";
-}
+bool shared_device_warning_wanted() { return env::flag(env::Var::shared_gpu_warning, true); }
 
 std::string shared_device_warning(const std::vector<std::string>& device_of_rank,
                                   const std::vector<std::string>& name_of_rank,

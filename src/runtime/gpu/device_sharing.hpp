@@ -27,7 +27,8 @@ std::string mps_advice();
 bool shared_device_warning_wanted();
 
 // The warning for the whole job, or "" when no two ranks share a device. `device_of_rank[r]` tells
-// rank r's device apart ("" for none: the cpu backend), `name_of_rank[r]` names it, and
+// rank r's device apart ("" for none: the cpu backend; a PCI bus id names a GPU only within a node,
+// which is enough: iris.init refuses a job whose ranks are on several nodes before it asks), `name_of_rank[r]` names it, and
 // `advice_of_rank[r]` is what sharing costs there ("" when nothing: MPS is running).
 std::string shared_device_warning(const std::vector<std::string>& device_of_rank,
                                   const std::vector<std::string>& name_of_rank,
