@@ -50,8 +50,6 @@ for _, s in ipairs(shapes) do heap = math.max(heap, (4 * s.m * s.k + s.k * s.n +
 local ctx = iris.init { heap_size = heap + 64 * 1024 * 1024 }
 local me = ctx.rank
 
-local function progress(text) if me == 0 then io.stderr:write("[ops_bench] ", text, "\n") end end
-
 local function slowest(value)
   local worst = value
   for r = 0, W - 1 do worst = math.max(worst, ctx:broadcast(value, r)) end
@@ -88,6 +86,21 @@ end
 local function gemm(out, a, b, beta) reference.gemm(out, a, b, beta) end
 local function nccl(collective, send, recv, count) reference.run(vendor, collective, send, recv, count, dtype) end
 
+-- The bulk-synchronous way of an op that multiplies, then communicates: ours (ctx.ops.matmul into tmp,
+-- then ctx.ccl's `collective` into out) and the vendor's (cuBLAS, then NCCL's, which counts the elements
+-- of the smaller buffer: all_gather its input, reduce_scatter its output, all_reduce either).
+local function gemm_then(collective)
+  local function ours(t, out)
+    ctx.ops.matmul(t.tmp, t.a, t.b)
+    ctx.ccl[collective](out, t.tmp)
+  end
+  local function theirs(t, out)
+    gemm(t.tmp, t.a, t.b)
+    nccl(collective, t.tmp, out, math.min(t.tmp:numel(), out:numel()))
+  end
+  return ours, theirs
+end
+
 -- ---- the ops ---------------------------------------------------------------------------------------------
 
 -- For each op, from the global M, N, K: the operands' shapes, the fused call, our bulk-synchronous way
@@ -96,27 +109,13 @@ local OP = {}
 OP.matmul_all_reduce = {
   shapes = function(s) return { a = { s.m, s.k / W }, b = { s.k / W, s.n }, out = { s.m, s.n }, tmp = { s.m, s.n } } end,
   fused = function(t) ctx.ops.matmul_all_reduce(t.out, t.a, t.b) end,
-  bulk = function(t, out)
-    ctx.ops.matmul(t.tmp, t.a, t.b)
-    ctx.ccl.all_reduce(out, t.tmp)
-  end,
-  vendor = function(t, out)
-    gemm(t.tmp, t.a, t.b)
-    nccl("all_reduce", t.tmp, out, out:numel())
-  end,
 }
+OP.matmul_all_reduce.bulk, OP.matmul_all_reduce.vendor = gemm_then("all_reduce")
 OP.matmul_all_gather = { -- along dim 1: rank r's rows of C, as NCCL's all_gather lays them out
   shapes = function(s) return { a = { s.m / W, s.k }, b = { s.k, s.n }, out = { s.m, s.n }, tmp = { s.m / W, s.n } } end,
   fused = function(t) ctx.ops.matmul_all_gather(t.out, t.a, t.b) end,
-  bulk = function(t, out)
-    ctx.ops.matmul(t.tmp, t.a, t.b)
-    ctx.ccl.all_gather(out, t.tmp)
-  end,
-  vendor = function(t, out)
-    gemm(t.tmp, t.a, t.b)
-    nccl("all_gather", t.tmp, out, t.tmp:numel())
-  end,
 }
+OP.matmul_all_gather.bulk, OP.matmul_all_gather.vendor = gemm_then("all_gather")
 OP.all_gather_matmul = {
   shapes = function(s)
     return { a = { s.m, s.k / W }, b = { s.k, s.n }, out = { s.m, s.n }, tmp = { s.m, s.k }, stack = { W * s.m, s.k / W } }
@@ -138,15 +137,8 @@ OP.all_gather_matmul = {
 OP.matmul_reduce_scatter = { -- along dim 1: rank r gets rows r of the sum
   shapes = function(s) return { a = { s.m, s.k / W }, b = { s.k / W, s.n }, out = { s.m / W, s.n }, tmp = { s.m, s.n } } end,
   fused = function(t) ctx.ops.matmul_reduce_scatter(t.out, t.a, t.b) end,
-  bulk = function(t, out)
-    ctx.ops.matmul(t.tmp, t.a, t.b)
-    ctx.ccl.reduce_scatter(out, t.tmp)
-  end,
-  vendor = function(t, out)
-    gemm(t.tmp, t.a, t.b)
-    nccl("reduce_scatter", t.tmp, out, out:numel())
-  end,
 }
+OP.matmul_reduce_scatter.bulk, OP.matmul_reduce_scatter.vendor = gemm_then("reduce_scatter")
 
 -- ---- the sweep ---------------------------------------------------------------------------------------------
 
@@ -162,6 +154,8 @@ if me == 0 then
     .. "stores (docs/ops.md, 'What is missing')")
 end
 local rows = {}
+-- Progress past 2 s (iris.progress, as ccl_bench's): a step per op and shape; cleared before each row.
+local progress = iris.progress(#shapes * #ops_wanted)
 for _, s in ipairs(shapes) do
   local flops = 2 * s.m * s.n * s.k
   if me == 0 then
@@ -176,7 +170,7 @@ for _, s in ipairs(shapes) do
     local t = { a = ctx:randint(-2, 3, sh.a, dtype, 1), b = ctx:randint(-2, 3, sh.b, dtype, 2) }
     for _, key in ipairs { "out", "tmp", "stack" } do t[key] = sh[key] and ctx:zeros(sh[key], dtype) end
     local expected = ctx:zeros(sh.out, dtype)
-    progress(("%s %dx%dx%d"):format(name, s.m, s.n, s.k))
+    progress:step("%s %dx%dx%d", name, s.m, s.n, s.k)
     local fused_ms = timed(function() op.fused(t) end)
     local bulk_ms = timed(function() op.bulk(t, expected) end)
     local vendor_ms = vendor.handle and timed(function() op.vendor(t, expected) end) or nil
@@ -191,6 +185,7 @@ for _, s in ipairs(shapes) do
           msg = ("%s %dx%dx%d: the fused result differs from the %s one"):format(name, s.m, s.n, s.k, way) })
       end
     end
+    progress:finish()
     if me == 0 then
       print(("  %-22s %s %8.4g %s %s %8s %s %s"):format(name, fmt(fused_ms), flops / (fused_ms * 1e9), fmt(bulk_ms),
         fmt(vendor_ms), vendor_ms and ("%8.4g"):format(flops / (vendor_ms * 1e9)) or "-", ratio(bulk_ms, fused_ms),

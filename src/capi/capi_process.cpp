@@ -17,12 +17,27 @@ namespace iris::capi {
 namespace {
 thread_local std::string t_last_error;
 thread_local std::string t_last_error_kind = "internal";
+// The last error's facts when it was a collective mismatch (has_mismatch), else stale.
+thread_local bool t_has_mismatch = false;
+thread_local std::string t_mismatch_op, t_mismatch_peer_op;
+thread_local int t_mismatch_peer = -1;
 }  // namespace
 
 void set_last_error(Errc code, const std::string& message) {
   t_last_error = message;
   t_last_error_kind = name_of(code);
+  t_has_mismatch = false;
   if (code == Errc::device_fault) session::note_fault_reported();
+}
+
+void set_last_error(const Error& e) {
+  set_last_error(e.code(), e.what());
+  if (const auto* mismatch = dynamic_cast<const CollectiveMismatch*>(&e)) {
+    t_has_mismatch = true;
+    t_mismatch_op = mismatch->op();
+    t_mismatch_peer = mismatch->peer();
+    t_mismatch_peer_op = mismatch->peer_op();
+  }
 }
 
 // The C API's exchange routes are comm::Route's, in the same order.
@@ -45,6 +60,15 @@ const char* iris_last_error_kind(void) { return capi::t_last_error_kind.c_str();
 void iris_set_last_error(const char* kind, const char* message) {
   capi::t_last_error = message;
   capi::t_last_error_kind = kind;
+  capi::t_has_mismatch = false;
+}
+
+int iris_last_divergence(const char** op, int* peer, const char** peer_op) {
+  if (!capi::t_has_mismatch) return 0;
+  *op = capi::t_mismatch_op.c_str();
+  *peer = capi::t_mismatch_peer;
+  *peer_op = capi::t_mismatch_peer_op.c_str();
+  return 1;
 }
 
 int iris_exit_code(const char* kind) { return exit_code_of(errc_named(kind != nullptr ? kind : "")); }

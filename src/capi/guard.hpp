@@ -9,6 +9,8 @@
 namespace iris::capi {
 
 void set_last_error(Errc code, const std::string& message);
+// The same for an Error, with a collective mismatch's facts (iris_last_divergence).
+void set_last_error(const Error& e);
 
 template <class Body>
 int guarded(Body&& body) {
@@ -16,7 +18,7 @@ int guarded(Body&& body) {
     body();
     return 0;
   } catch (const Error& e) {
-    set_last_error(e.code(), e.what());
+    set_last_error(e);
   } catch (const std::bad_alloc&) {
     set_last_error(Errc::internal, "out of host memory");
   } catch (const std::exception& e) {

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IRIS_ABI_VERSION 4
+#define IRIS_ABI_VERSION 5
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,6 +30,10 @@ int iris_abi_version(void);
 const char* iris_version(void);
 const char* iris_last_error(void);
 const char* iris_last_error_kind(void);
+/* When the last error was a collective mismatch (kind "divergence", from a host collective): the
+   operation this rank is in, the rank that is in another one and that one's; returns 1, or 0 (and sets
+   nothing) after any other error. Valid until the next error. */
+int iris_last_divergence(const char** op, int* peer, const char** peer_op);
 /* Raises nothing: records a Lua-side error kind/message so C++ callers see the same vocabulary. */
 void iris_set_last_error(const char* kind, const char* message);
 /* The process exit code for an error of this kind (src/core/errors.def): 2 for usage and environment

@@ -208,10 +208,10 @@ std::vector<Announcement> Comm::announce(const std::string& op, uint64_t arg, ui
   }
   for (int r = 0; r < size_; ++r) {
     if (all[r].op != all[rank_].op) {
-      throw Error(Errc::divergence,
-                  format("collective mismatch: this rank is in %s but rank %d is in %s "
-                         "(every rank must make the same collective calls in the same order)",
-                         all[rank_].op.c_str(), r, all[r].op.c_str()));
+      throw CollectiveMismatch(format("collective mismatch: this rank is in %s but rank %d is in %s "
+                                      "(every rank must make the same collective calls in the same order)",
+                                      all[rank_].op.c_str(), r, all[r].op.c_str()),
+                               all[rank_].op, r, all[r].op);
     }
   }
   return all;

@@ -4,6 +4,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace iris {
 
@@ -27,6 +28,24 @@ class Error : public std::runtime_error {
 
  private:
   Errc code_;
+};
+
+// A host collective's mismatch (Errc::divergence) with its facts: the operation this rank is in, and the
+// rank that is in another one. The C API hands them to Lua (iris_last_divergence), so that the test
+// runner tells a rank that left a case from one that called the wrong collective without reading the
+// message.
+class CollectiveMismatch : public Error {
+ public:
+  CollectiveMismatch(const std::string& message, std::string op, int peer, std::string peer_op)
+      : Error(Errc::divergence, message), op_(std::move(op)), peer_(peer), peer_op_(std::move(peer_op)) {}
+  const std::string& op() const { return op_; }
+  int peer() const { return peer_; }
+  const std::string& peer_op() const { return peer_op_; }
+
+ private:
+  std::string op_;
+  int peer_;
+  std::string peer_op_;
 };
 
 // printf-style formatting into a std::string; used to build error messages.

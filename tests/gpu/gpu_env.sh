@@ -1,7 +1,9 @@
-# Sourced by the GPU scripts (run_on_gpu.sh, run_patterns.sh, run_benchmarks.sh, run_one_gpu.sh), which
-# take the build folder as their first argument: where things are, and the environment every run on a
-# GPU machine needs. Sets $root (this checkout), $build (the build folder, default <root>/build), $logs
-# ($OUT, the device tool's folder, when set, else <build>/gpu-logs) and $iris (the binary).
+# Sourced by the GPU scripts (run_on_gpu.sh, run_patterns.sh, run_benchmarks.sh, run_one_gpu.sh,
+# run_ccl.sh, run_ops.sh, run_labs.sh), which take the build folder as their first argument: where
+# things are, the environment every run on a GPU machine needs, and the steps they share (step, and
+# CUDA MPS: mps_start, mps_stop). Sets $root (this checkout), $build (the build folder, default
+# <root>/build), $logs ($OUT, the device tool's folder, when set, else <build>/gpu-logs) and $iris (the
+# binary); the functions log to the script's $log.
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "${1:-$root/build}" 2>/dev/null && pwd) ||
   { echo "$(basename "$0"): no build directory ${1:-$root/build}"; exit 2; }
@@ -22,4 +24,18 @@ step() {  # <title> <seconds> <command...>: runs it with a time limit, logs it, 
   local started=$SECONDS
   timeout "$limit" "$@" 2>&1 | tee -a "$log"
   echo "=== exit ${PIPESTATUS[0]} after $((SECONDS - started)) s" | tee -a "$log"
+}
+
+# CUDA MPS, for more ranks than GPUs: without it, spinning kernels of different processes only
+# time-slice. The scripts use it one at a time (the same folders every time).
+mps_start() {  # <what>: starts it, logged ("=== CUDA MPS started: <what>"); it stops when the script exits
+  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d 2>&1 | tee -a "$log"
+  [ "${PIPESTATUS[0]}" = 0 ] && echo "=== CUDA MPS started: $1" | tee -a "$log"
+  trap mps_stop EXIT
+}
+mps_stop() {  # stops it now (and not again at the exit)
+  trap - EXIT
+  echo quit | nvidia-cuda-mps-control 2>&1 | tee -a "$log"
 }

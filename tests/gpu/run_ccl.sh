@@ -16,10 +16,7 @@ export IRIS_BACKEND=cuda
 cd "$root"
 
 if [ "$ranks" -gt "$gpus" ]; then
-  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
-  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-  nvidia-cuda-mps-control -d && echo "=== CUDA MPS started: $ranks ranks on $gpus GPU(s)" | tee -a "$log"
-  trap 'echo quit | nvidia-cuda-mps-control' EXIT
+  mps_start "$ranks ranks on $gpus GPU(s)"
 fi
 mpi=(mpirun --oversubscribe --bind-to none -np "$ranks")
 

@@ -18,23 +18,15 @@ cd "$root"
 { echo "=== $(date -u '+%Y-%m-%d %H:%M UTC'), $gpus GPU(s): $(nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c | xargs)"
   echo "=== $("$iris" --version)"; } | tee "$log"
 if [ "$most" -gt "$gpus" ]; then
-  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
-  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-  nvidia-cuda-mps-control -d && echo "=== CUDA MPS started: up to $most ranks on $gpus GPU(s)" | tee -a "$log"
-  trap 'echo quit | nvidia-cuda-mps-control' EXIT
+  mps_start "up to $most ranks on $gpus GPU(s)"
 fi
-
-run() {  # <command...>: one check, logged with its exit code and time; never stops the sequence
-  echo "=== $*" | tee -a "$log"
-  local started=$SECONDS
-  timeout 600 "$@" 2>&1 | tee -a "$log"
-  echo "=== exit ${PIPESTATUS[0]} after $((SECONDS - started)) s" | tee -a "$log"
-}
 
 for dir in labs/[0-9][0-9]-*; do
   lab=$(basename "$dir")
   for n in $ranks; do
-    run mpirun --oversubscribe --bind-to none -np "$n" "$iris" lab check "${lab:0:2}" "$dir/solution.lua"
+    step "lab ${lab:0:2}'s solution at $n ranks" 600 mpirun --oversubscribe --bind-to none -np "$n" "$iris" lab check \
+      "${lab:0:2}" "$dir/solution.lua"
   done
 done
-run mpirun --oversubscribe --bind-to none -np 2 "$iris" lab check 01 labs/01-heap/skeleton.lua
+step "lab 01's skeleton at 2 ranks (it must fail)" 600 mpirun --oversubscribe --bind-to none -np 2 "$iris" lab check 01 \
+  labs/01-heap/skeleton.lua

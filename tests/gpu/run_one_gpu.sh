@@ -46,9 +46,7 @@ echo "=== exit $code after $((SECONDS - started)) s" | tee -a "$log"
 check "06_message_passing without MPS: finishes, or says where every rank is (exit $code, $((SECONDS - started)) s)" $?
 
 echo "=== 2. with MPS" | tee -a "$log"
-export CUDA_MPS_PIPE_DIRECTORY=/tmp/nvidia-mps CUDA_MPS_LOG_DIRECTORY=/tmp/nvidia-mps-log
-mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-nvidia-cuda-mps-control -d 2>&1 | tee -a "$log"
+mps_start "2 and 4 ranks on one GPU"
 out=$(timeout 120 mpirun --oversubscribe -np 2 "$iris" -e 'iris.init{}' 2>&1)
 echo "$out" | tee -a "$log"
 ! echo "$out" | grep -q 'share GPU'
@@ -60,7 +58,7 @@ for ranks in 2 4; do
 done
 
 echo "=== 3. MPS stopped" | tee -a "$log"
-echo quit | nvidia-cuda-mps-control 2>&1 | tee -a "$log"
+mps_stop
 {
   echo "================ one GPU, many ranks: summary (log: $log) ================"
   printf '%s\n' "${summary[@]}"

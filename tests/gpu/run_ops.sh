@@ -20,10 +20,7 @@ log=$logs/ops-$phase.log
 cd "$root"
 
 if [ "$ranks" -gt "$gpus" ] && [ "${phase#compile}" = "$phase" ]; then
-  export CUDA_MPS_PIPE_DIRECTORY=/tmp/mps CUDA_MPS_LOG_DIRECTORY=/tmp/mpslog
-  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-  nvidia-cuda-mps-control -d && echo "=== CUDA MPS started: $ranks ranks on $gpus GPU(s)" | tee -a "$log"
-  trap 'echo quit | nvidia-cuda-mps-control' EXIT
+  mps_start "$ranks ranks on $gpus GPU(s)"
 fi
 mpi=(mpirun --oversubscribe --bind-to none -np "$ranks")
 examples="07_gemm_all_scatter 08_gemm_atomics_all_reduce 09_gemm_one_shot_all_reduce

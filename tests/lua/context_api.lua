@@ -54,6 +54,17 @@ if world > 1 then
   end
 end
 
+-- every rank's value in one exchange (iris's own agreements: iris.reference, the labs' slowest rank)
+local from_every_rank = require("iris.broadcast").from_every_rank
+local all = from_every_rank({ rank = rank, text = ("rank %d"):format(rank), [1] = rank % 2 == 0 }, "test: every rank's")
+for r = 0, world - 1 do
+  check.equal(all[r].rank, r, "rank r's value at [r]")
+  check.equal(all[r].text, ("rank %d"):format(r), "a string from rank r")
+  check.equal(all[r][1], r % 2 == 0, "a boolean from rank r")
+end
+check.fails(("test: every rank's: rank %d could not send its value: cannot send a function"):format(world - 1),
+  function() from_every_rank(rank == world - 1 and print or 1, "test: every rank's") end)
+
 -- broadcast of a tensor, in place
 local t = ctx:full({ 3, 4 }, rank, "float64")
 local same = ctx:broadcast(t, world - 1)

@@ -137,5 +137,22 @@ function M.broadcast(self, value, root)
   return M.deserialize(data:sub(2))
 end
 
+-- Every rank's `value` (what ctx:broadcast sends), as a table indexed by rank from 0: one exchange that
+-- brings each rank every rank's (TO_ALL), where a broadcast from each rank in turn takes world_size.
+-- `op` names it in the message of a rank that is in another collective. For iris's own agreements
+-- (iris.reference, the labs' slowest rank); raises on every rank when one could not send its value.
+function M.from_every_rank(value, op)
+  local ok, result = pcall(M.serialize, value)
+  local all = between_ranks.exchange(between_ranks.JOB, between_ranks.TO_ALL, 0, op,
+    (ok and SENT or FAILED) .. tostring(result))
+  local out = {}
+  for r = 0, C.iris_world_size() - 1 do
+    if all[r]:sub(1, 1) == FAILED then
+      errors.raise("invalid_argument", "%s: rank %d could not send its value: %s", op, r, all[r]:sub(2))
+    end
+    out[r] = M.deserialize(all[r]:sub(2))
+  end
+  return out
+end
 
 return M

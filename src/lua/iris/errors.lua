@@ -11,15 +11,17 @@ local C = ffi.C
 local M = {}
 
 local kind_of_message = {}
+local divergence_of_message = {}
 local remembered = 0
 
-local function remember(message, kind)
+local function remember(message, kind, divergence)
   remembered = remembered + 1
   if remembered > 1000 then -- bounded: only recent errors can still be on their way to the top
-    kind_of_message = {}
+    kind_of_message, divergence_of_message = {}, {}
     remembered = 1
   end
   kind_of_message[message] = kind
+  divergence_of_message[message] = divergence
 end
 
 -- Which frames are the user's is one rule, the host's (src/host/user_frames.hpp): hang reports, read
@@ -73,11 +75,22 @@ function M.raise_plain(kind, fmt, ...)
   error(message, 0)
 end
 
--- Raises the C API's last error at the user's line when `status` is not 0; returns nothing.
+local mismatch_op, mismatch_peer, mismatch_peer_op = ffi.new("const char*[1]"), ffi.new("int[1]"),
+  ffi.new("const char*[1]")
+
+-- Raises the C API's last error at the user's line when `status` is not 0; returns nothing. A
+-- collective mismatch's facts are remembered with it (M.divergence).
 function M.check(status)
-  if status ~= 0 then
-    M.raise(ffi.string(C.iris_last_error_kind()), "%s", ffi.string(C.iris_last_error()))
+  if status == 0 then return end
+  local where = M.where()
+  local message = where .. ffi.string(C.iris_last_error())
+  local divergence = nil
+  if C.iris_last_divergence(mismatch_op, mismatch_peer, mismatch_peer_op) == 1 then
+    divergence = { where = where, op = ffi.string(mismatch_op[0]), peer = mismatch_peer[0],
+                   peer_op = ffi.string(mismatch_peer_op[0]) }
   end
+  remember(message, ffi.string(C.iris_last_error_kind()), divergence)
+  error(message, 0)
 end
 
 -- Calls `f`, a C function that may wait for other ranks or the device, with the arguments, and raises
@@ -166,6 +179,11 @@ end
 
 -- The kind of an error message raised through this module, or nil.
 function M.kind(message) return kind_of_message[message] end
+
+-- The facts of a collective mismatch raised through M.check, or nil: { op = the collective this rank
+-- was in, peer = the rank in another one, peer_op = that one, where = the position the message starts
+-- with ("script.lua:12: ", or "") }.
+function M.divergence(message) return divergence_of_message[message] end
 
 -- The process exit code of an error of `kind` (src/core/errors.def, through the C API).
 function M.exit_code_of(kind) return C.iris_exit_code(kind) end

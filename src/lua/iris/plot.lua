@@ -31,9 +31,12 @@ local escape = M.escape
 local Svg = {}
 Svg.__index = Svg
 
-local function new_svg(width, height)
-  return setmetatable({ width = width, height = height, parts = {} }, Svg)
+-- A picture of width x height pixels, text `font_px` high unless a style says otherwise (default 12);
+-- iris.timeline draws with it too.
+local function new_svg(width, height, font_px)
+  return setmetatable({ width = width, height = height, font_px = font_px or 12, parts = {} }, Svg)
 end
+M.svg = new_svg
 
 function Svg:add(fmt, ...)
   self.parts[#self.parts + 1] = select("#", ...) > 0 and fmt:format(...) or fmt
@@ -46,8 +49,8 @@ end
 function Svg:document()
   return table.concat {
     '<?xml version="1.0" encoding="UTF-8"?>\n',
-    ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" style="%s;font-size:12px">\n')
-      :format(self.width, self.height, self.width, self.height, FONT),
+    ('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" style="%s;font-size:%dpx">\n')
+      :format(self.width, self.height, self.width, self.height, FONT, self.font_px),
     ('<rect width="%d" height="%d" fill="#ffffff"/>\n'):format(self.width, self.height),
     table.concat(self.parts, "\n"), "\n</svg>\n",
   }
@@ -118,6 +121,7 @@ end
 local function need(cond, fmt, ...)
   if not cond then errors.raise("invalid_argument", fmt, ...) end
 end
+M.need = need
 
 local function check_function(what, name, f)
   need(type(f) == "function", "%s: %s must be a function, got a %s", what, name, type(f))

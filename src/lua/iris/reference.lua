@@ -2,6 +2,7 @@
 -- on the cuda backend, RCCL on hip, MPI on cpu. Used by scripts/bench/ccl_bench.lua and the labs'
 -- checkers (iris-lua lab); its GEMM (cuBLAS) by scripts/bench/ops_bench.lua.
 local ffi = require "ffi"
+local from_every_rank = require("iris.broadcast").from_every_rank
 local C = ffi.C
 
 local M = {}
@@ -21,10 +22,10 @@ function M.open(ctx)
   local out = ffi.new("iris_reference*[1]")
   if ok and C.iris_reference_open(kind, id, 128, out) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
   -- Every rank must agree: one that could not open it takes the reference away from all.
+  local all = from_every_rank({ ok = ok, reason = reason }, "iris.reference: opened on every rank?")
   for r = 0, ctx.world_size - 1 do
-    local theirs = ctx:broadcast({ ok = ok, reason = reason }, r)
-    if not theirs.ok and ok then
-      ok, reason = false, ("rank %d: %s"):format(r, theirs.reason)
+    if not all[r].ok and ok then
+      ok, reason = false, ("rank %d: %s"):format(r, all[r].reason)
       if out[0] ~= nil then C.iris_reference_close(out[0]) end
     end
   end

@@ -75,7 +75,8 @@ local function on_error(e)
     message = errors.where() .. e
   end
   local traceback = errors.traceback(e, 2, stopped, case_function):gsub("\n\t", "\n  ")
-  return { message = message, kind = errors.kind(message), traceback = traceback, ctrl_c = e == "interrupted!" }
+  return { message = message, kind = errors.kind(message), divergence = errors.divergence(message),
+           traceback = traceback, ctrl_c = e == "interrupted!" }
 end
 
 -- Runs fn under xpcall and disarms the timeout before anything else can run.
@@ -115,7 +116,7 @@ local function run_case(fn, timeout, label)
     if not fired and (err.ctrl_c or err.kind == "interrupted") then
       error(("%s (in %s)"):format(err.message, label), 0) -- Ctrl-C stops the run, not just the case
     end
-    result.status, result.kind = "fail", err.kind
+    result.status, result.kind, result.divergence = "fail", err.kind, err.divergence
     result.message, result.traceback = err.message, err.traceback or ""
     if fired and not result.message:find(timeout_message, 1, true) then
       result.message = result.message .. " (" .. timeout_message .. ")"
@@ -127,8 +128,10 @@ end
 ---------------------------------------------------------------------------------------------------
 -- Agreeing across ranks
 
--- The fields a rank sends after each step (absent ones travel as "").
-local FIELDS = { "id", "status", "ms", "kind", "message", "traceback", "extra" }
+-- The fields a rank sends after each step (absent ones travel as ""); a collective mismatch's facts
+-- (errors.divergence) travel as the last four.
+local FIELDS = { "id", "status", "ms", "kind", "message", "traceback", "extra",
+                 "in_op", "peer", "peer_op", "where" }
 
 -- Length-prefixed fields, so messages may hold any byte.
 local function encode(fields)
@@ -182,23 +185,22 @@ local function explain_peers_that_left(failures)
   local failed = {} -- rank -> whether its failure is a cause (reported first)
   for _, f in ipairs(failures) do failed[f.rank] = failed[f.rank] or not CONSEQUENCES[f.kind] end
   for _, f in ipairs(failures) do
-    if f.kind == "divergence" then
-      local before, op, peer, theirs = f.message:match(
-        "^(.-)collective mismatch: this rank is in (.-) but rank (%d+) is in (.-) %(every rank")
-      if theirs == EXCHANGE_OP and failed[tonumber(peer)] ~= nil and tonumber(peer) ~= f.rank then
-        f.message = ("%sstopped in %s because rank %s failed (%s) and left the case"):format(before, op, peer,
-          failed[tonumber(peer)] and "see above" or ("see rank " .. peer .. "'s line"))
-      end
+    local d = f.divergence
+    if d and d.peer_op == EXCHANGE_OP and failed[d.peer] ~= nil and d.peer ~= f.rank then
+      f.message = ("%sstopped in %s because rank %d failed (%s) and left the case"):format(d.where, d.op, d.peer,
+        failed[d.peer] and "see above" or ("see rank " .. d.peer .. "'s line"))
     end
   end
 end
 
 -- Combines the ranks' results of the step `id` (every rank must be at the same step):
--- { status, ms, reason (skip), failures = { {rank, message, kind, traceback}, ... } }.
+-- { status, ms, reason (skip), failures = { {rank, message, kind, traceback, divergence}, ... } }.
 -- `extra` is compared too: ranks that disagree on it fail the step with `extra_problem(extras)`.
 local function agree(id, result, extra, extra_problem)
+  local d = result.divergence or {}
   local all = exchange { id = id, status = result.status, ms = result.ms, kind = result.kind,
-                         message = result.message, traceback = result.traceback, extra = extra }
+                         message = result.message, traceback = result.traceback, extra = extra,
+                         in_op = d.op, peer = d.peer, peer_op = d.peer_op, where = d.where }
   local outcome = { status = "pass", ms = 0, failures = {} }
   local extras = {}
   for r, theirs in ipairs(all) do
@@ -210,7 +212,8 @@ local function agree(id, result, extra, extra_problem)
     end
     if theirs.status == "fail" then
       outcome.failures[#outcome.failures + 1] = { rank = r - 1, message = theirs.message or "", kind = theirs.kind,
-                                                  traceback = theirs.traceback or "" }
+        traceback = theirs.traceback or "", divergence = theirs.peer and { op = theirs.in_op,
+          peer = tonumber(theirs.peer), peer_op = theirs.peer_op, where = theirs.where or "" } }
     elseif theirs.status == "skip" and outcome.reason == nil then
       outcome.reason = theirs.message or "no reason given"
     end

@@ -3,7 +3,6 @@
 -- recorded events), spans as bars coloured by category, instants as ticks, launch arrows from the
 -- host's launch to the kernel on the device.
 --   local svg = iris.plot.timeline(iris.json.decode(text), {title = "...", from_us = 0, to_us = 500})
-local errors = require "iris.errors"
 local plot = require "iris.plot"
 
 local M = {}
@@ -13,9 +12,7 @@ local COLOURS = {
   collective = "#ff7f0e", kernel = "#2ca02c", device = "#17becf", user = "#e377c2", trace = "#bcbd22",
 }
 
-local function need(cond, fmt, ...)
-  if not cond then errors.raise("invalid_argument", fmt, ...) end
-end
+local need = plot.need
 
 -- "1724.20 ms", "0.5 s": a tick's time with as many digits as the step between ticks needs.
 local function time_text(us, step)
@@ -100,15 +97,11 @@ function M.render(trace, options)
     y = y + row.h + 2
   end
   local height = y + 56
-  local svg = {}
-  local function add(fmt, ...) svg[#svg + 1] = fmt:format(...) end
+  local svg = plot.svg(width, height, 11)
+  local function add(...) svg:add(...) end
   local function sx(ts) return left + (ts - t0) / (t1 - t0) * pw end
   local esc = plot.escape
-  add('<?xml version="1.0" encoding="UTF-8"?>')
-  add('<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" style="font-family:DejaVu Sans,Verdana,Arial,sans-serif;font-size:11px">',
-    width, height, width, height)
-  add('<rect width="%d" height="%d" fill="#ffffff"/>', width, height)
-  if options.title then add('<text x="12" y="22" style="font-size:15px;font-weight:bold">%s</text>', esc(options.title)) end
+  if options.title then svg:text(12, 22, options.title, 'style="font-size:15px;font-weight:bold"') end
   -- Time axis, above and below.
   local times, step = plot.ticks(t0, t1, 10)
   for _, t in ipairs(times) do
@@ -168,8 +161,7 @@ function M.render(trace, options)
     add('<text x="%d" y="%d">%s</text>', lx + 14, height - 15, name)
     lx = lx + 24 + #name * 7
   end
-  add("</svg>")
-  return table.concat(svg, "\n") .. "\n"
+  return svg:document()
 end
 
 return M

@@ -10,7 +10,9 @@ local ffi = require "ffi"
 local errors = require "iris.errors"
 local testing = require "iris.testing"
 local json = require "iris.json"
+local options = require "iris.options"
 local is_tensor = require("iris.tensor").is_tensor
+local from_every_rank = require("iris.broadcast").from_every_rank
 local C = ffi.C
 
 local H = {}
@@ -164,9 +166,9 @@ end
 -- The slowest rank's value of each entry of `values` (a list, the same length on every rank).
 function Check:slowest(values)
   local worst = {}
+  local all = from_every_rank(values, "lab check: every rank's times")
   for r = 0, self.ctx.world_size - 1 do
-    local theirs = self.ctx:broadcast(values, r)
-    for i, v in ipairs(theirs) do worst[i] = math.max(worst[i] or -math.huge, v) end
+    for i, v in ipairs(all[r]) do worst[i] = math.max(worst[i] or -math.huge, v) end
   end
   return worst
 end
@@ -285,22 +287,10 @@ end
 
 -- The heap a check asks for: IRIS_HEAP_SIZE when set; else small on the cpu backend (several ranks of
 -- several students share /dev/shm) and large where a GPU will be chosen (the labs time larger sizes
--- there: Check:size). iris.init chooses the backend later; this guesses it the same way (IRIS_BACKEND,
--- else a GPU's device file).
-local function heap_size()
+-- there: Check:size). iris.init chooses the backend later: iris.options.expects_gpu foresees its choice.
+function H.heap_size()
   if os.getenv("IRIS_HEAP_SIZE") then return nil end
-  local backend = os.getenv("IRIS_BACKEND") or "auto"
-  local gpu = backend == "cuda" or backend == "hip"
-  if backend == "auto" then
-    for _, device in ipairs { "/dev/nvidia0", "/dev/kfd" } do
-      local file = io.open(device, "rb")
-      if file then
-        file:close()
-        gpu = true
-      end
-    end
-  end
-  return gpu and "1GiB" or "32MiB"
+  return options.expects_gpu() and "1GiB" or "32MiB"
 end
 
 local function set_default_env(name, value)
@@ -349,7 +339,7 @@ function H.run(lab, path, options)
 
   set_default_env("IRIS_WAIT_TIMEOUT", DEFAULT_WAIT_TIMEOUT)
   for name, value in pairs(lab.env or {}) do set_default_env(name, value) end
-  local ctx = iris.init { heap_size = heap_size() }
+  local ctx = iris.init { heap_size = H.heap_size() }
   local check = setmetatable({
     ctx = ctx, lab = lab, count = 0, timeout = options.timeout or DEFAULT_TIMEOUT, runs = options.runs or DEFAULT_RUNS,
     out = options.json and io.stderr or io.stdout, seed_value = options.seed or secret_seed(ctx),
