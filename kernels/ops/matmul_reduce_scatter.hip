@@ -36,7 +36,7 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
 
 }  // namespace
 
-__global__ void IRIS_GEMM_KERNEL ops_matmul_reduce_scatter(const void* a, const void* b, void* out, void* partial, long m, long n, long k,
+__global__ void ops_matmul_reduce_scatter(const void* a, const void* b, void* out, void* partial, long m, long n, long k,
                                           long a_stride, long b_stride, long out_stride, int dtype, int dim,
                                           uint64_t seq, iris::Context ctx) {
   const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_reduce_scatter", ccl::detail::matmul_reduce_scatter_call,

@@ -46,11 +46,11 @@ local TILE = 128    -- gemm::kTileM, kTileN
 local MAX_BLOCKS = 512 -- the call state's progress slots
 local COMM_BLOCKS = { gpu = 16, cpu = 1 }
 -- The kernels declared IRIS_GEMM_KERNEL (gemm.hpp) fit two blocks per multiprocessor on NVIDIA, which is
--- where the GEMM's speed comes from (docs/perf.md, "The GEMM tile"); elsewhere one. matmul_all_reduce's
--- kernel is not declared so: its five all-reduces need more than the bound's 128 registers a thread, and
--- under it the kernel spilled and ran at half its speed on an H200.
-local TWO_BLOCKS_PER_SM = { matmul = true, matmul_all_gather = true, all_gather_matmul = true,
-  matmul_reduce_scatter = true }
+-- where the GEMM's speed comes from (docs/perf.md, "The GEMM tile"); elsewhere one. The reducing ops'
+-- kernels are not declared so, from measurements on an H200: matmul_all_reduce's five all-reduces need
+-- more than the bound's 128 registers a thread (under it the kernel spilled and ran at 0.37 x its speed),
+-- and matmul_reduce_scatter ran at 0.70 x its speed with two blocks per SM.
+local TWO_BLOCKS_PER_SM = { matmul = true, matmul_all_gather = true, all_gather_matmul = true }
 local function blocks_per_sm(ctx, op) return (ctx.backend == "cuda" and TWO_BLOCKS_PER_SM[op]) and 2 or 1 end
 
 local function shape_text(t) return tensor.shape_text(t._shape) end
