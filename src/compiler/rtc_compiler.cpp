@@ -1,8 +1,12 @@
 #include "compiler/rtc_compiler.hpp"
 
 #include <dlfcn.h>
+#include <pthread.h>
+#include <signal.h>
 
+#include <atomic>
 #include <cstdlib>
+#include <mutex>
 
 #include "core/error.hpp"
 #include "core/dynamic_library.hpp"
@@ -25,6 +29,24 @@ struct RtcApi {
   int (*code)(Program, char*);
   int (*lowered_name)(Program, const char*, const char**);
 };
+
+std::atomic<int> g_compiles_in_flight{0};
+
+// The exit-time hook of CompileInFlight (rtc_compiler.hpp).
+void end_by_the_signal_being_handled() {
+  if (g_compiles_in_flight.load() == 0) return;
+  sigset_t blocked;
+  if (pthread_sigmask(SIG_BLOCK, nullptr, &blocked) != 0) return;
+  for (int signal_number : {SIGTERM, SIGINT, SIGHUP, SIGQUIT}) {
+    if (sigismember(&blocked, signal_number) != 1) continue;
+    ::signal(signal_number, SIG_DFL);
+    ::raise(signal_number);  // pending while blocked; unblocked, it ends the process
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, signal_number);
+    pthread_sigmask(SIG_UNBLOCK, &one, nullptr);
+  }
+}
 
 class RtcCompiler final : public Compiler {
  public:
@@ -62,7 +84,11 @@ class RtcCompiler final : public Compiler {
       }
     }
 
-    const int status = api_.compile(program, static_cast<int>(option_pointers.size()), option_pointers.data());
+    int status;
+    {
+      const CompileInFlight in_flight;
+      status = api_.compile(program, static_cast<int>(option_pointers.size()), option_pointers.data());
+    }
     if (status != 0) {
       std::string log = program_log(program);
       if (log.empty()) log = api_.error_string(status);
@@ -165,5 +191,13 @@ std::vector<std::string> toolkit_directories(const std::vector<const char*>& env
   }
   return directories;
 }
+
+CompileInFlight::CompileInFlight() {
+  static std::once_flag hooked;
+  std::call_once(hooked, [] { std::atexit(end_by_the_signal_being_handled); });
+  ++g_compiles_in_flight;
+}
+
+CompileInFlight::~CompileInFlight() { --g_compiles_in_flight; }
 
 }  // namespace iris::compiler

@@ -32,6 +32,20 @@ struct RtcFlavor {
 
 std::unique_ptr<Compiler> make_rtc_compiler(RtcFlavor flavor);
 
+// Held while a run-time compiler compiles. NVRTC's front end handles SIGTERM (and the other ending
+// signals) itself while it compiles, and its handler calls exit(): the process then ran its exit-time
+// destructors (the session, the GPU heap) inside a signal handler, in the middle of a compile, and a job
+// sent SIGTERM ended with an abort (134) instead of 143 (tests/fault_injection, on an H200). While one is
+// held, an exit-time hook looks for the signal being handled (the handler's thread has it blocked) and
+// ends the process by that signal instead, as it would have ended without the compiler's handler.
+class CompileInFlight {
+ public:
+  CompileInFlight();
+  ~CompileInFlight();
+  CompileInFlight(const CompileInFlight&) = delete;
+  CompileInFlight& operator=(const CompileInFlight&) = delete;
+};
+
 // Directories a toolkit may be in: <root>/<subdir> for the value of each variable that is set, then for
 // each fallback root.
 std::vector<std::string> toolkit_directories(const std::vector<const char*>& env_vars,

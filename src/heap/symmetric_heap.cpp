@@ -5,6 +5,7 @@
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
+#include "core/log.hpp"
 #include "heap/all_or_none.hpp"
 #include "heap/layout.hpp"
 #include "runtime/backend.hpp"
@@ -108,7 +109,15 @@ SymmetricHeap::SymmetricHeap(runtime::Backend& backend, comm::Comm& comm, size_t
   }
 }
 
-SymmetricHeap::~SymmetricHeap() { backend_.release_heaps(); }
+// A destructor must not throw: the process ends anyway, and the driver frees what a failed release left.
+// (An exit from inside a signal handler, mid-compile, once turned such a failure into an abort.)
+SymmetricHeap::~SymmetricHeap() {
+  try {
+    backend_.release_heaps();
+  } catch (const std::exception& e) {
+    log::write(log::Level::warning, e.what());
+  }
+}
 
 // Most exchanges carry a few offsets per rank at most: one fixed-size allgather holds them. Only when
 // some rank queued more does a second, variable-size exchange carry the rest.

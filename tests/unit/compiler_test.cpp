@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 
 #include <stdlib.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -278,4 +280,36 @@ TEST_CASE("a run-time compiler that failed to load half-way fails the same way w
     CHECK_THAT(first, Catch::Contains("has no function nvrtcGetNoSuchThingSize"));
   }
   CHECK(error_of([&] { compiler->identity(); }) == first);
+}
+
+// Regression (tests/fault_injection on an H200): NVRTC's SIGTERM handler calls exit() mid-compile, and the
+// job ended by abort (134) from its exit-time destructors. A child process plays NVRTC: its handler calls
+// exit(3) while a compile is in flight, and the process must end by SIGTERM all the same.
+TEST_CASE("a compiler's signal handler that calls exit mid-compile ends the process by the signal",
+          "[unit][compiler]") {
+  auto run_child = [](bool compiling) {
+    const pid_t child = fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+      struct sigaction exit_on_term {};
+      exit_on_term.sa_handler = [](int) { exit(3); };
+      sigaction(SIGTERM, &exit_on_term, nullptr);
+      if (compiling) {
+        const iris::compiler::CompileInFlight in_flight;
+        raise(SIGTERM);
+      } else {
+        raise(SIGTERM);
+      }
+      _exit(0);
+    }
+    int status = 0;
+    REQUIRE(waitpid(child, &status, 0) == child);
+    return status;
+  };
+  const int outside = run_child(false);
+  CHECK(WIFEXITED(outside));
+  CHECK(WEXITSTATUS(outside) == 3);  // outside a compile, a handler's exit stands
+  const int inside = run_child(true);
+  REQUIRE(WIFSIGNALED(inside));
+  CHECK(WTERMSIG(inside) == SIGTERM);
 }
