@@ -1,7 +1,7 @@
 // ctx.ops.matmul_all_gather (src/lua/iris/ops.lua; docs/ops.md): every member's a_r b lands in chunk r
 // (along dim) of every member's out. Each rank multiplies its own m x n product tile by tile:
-//   push:        the block that computed a tile writes it, from its staging in shared memory, into its
-//                chunk of every member's out (Iris's all-scatter, example 07)
+//   push:        the block that computed a tile stores it into this rank's chunk, then copies it (from
+//                the cache) into its chunk of every peer's out (Iris's all-scatter, example 07)
 //   specialized: blocks [0, gemm_blocks) compute and store tiles into this rank's chunk and flag them;
 //                the blocks after them (Iris's comm_sms, example 10) copy each flagged tile to the peers,
 //                so the GEMM blocks never wait on the links
@@ -36,14 +36,15 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
   const gemm::Matrix<T> A = gemm::matrix(a, m, k, a_stride), B = gemm::matrix(b, k, n, b_stride);
   for (int64_t t = blockIdx.x; t < tiles; t += gemm_blocks) {
     const ccl::Tile tile = gemm::tile(t, m, n);
-    gemm::Accumulator acc;
-    gemm::clear(acc);
-    gemm::multiply(acc, A, B, tile.row, tile.col);
+    ops::tile_product(A, B, tile.row, tile.col, mine, tile);
     if (variant == ops::variant::specialized) {
-      gemm::store(acc, mine, tile);
       ops::mark_done(flags + t, call.seq);
-    } else {
-      for (int i = 0; i < team.size; ++i) gemm::put(acc, team.ctx, mine, tile, ccl::detail::rotated(team, i));
+    } else {  // push: the block copies its tile, just stored (and in the cache), to every peer
+      const T* from = mine.ptr + tile.row * out_stride + tile.col;
+      for (int i = 1; i < team.size; ++i) {
+        const int q = ccl::detail::rotated(team, i);
+        ops::copy_rows(from, out_stride, team.ctx.translate(const_cast<T*>(from), q), out_stride, tile.rows, tile.cols);
+      }
     }
   }
 }
