@@ -180,11 +180,12 @@ struct Fragment {
   }
 };
 
-// A Fragment holds the whole tile: the block must have threads enough.
+// A Fragment holds the whole tile: the block must have threads enough. detail::fail, not a bare trap,
+// so that the message reaches the host on a GPU too (the mailbox).
 template <class S>
 IRIS_DEVICE void check_capacity(const Shape& s) {
   if (s.count > units_per_thread<S>() * thread_count()) {
-    ::iris::detail::trap("iris::ccl: a tile has more elements than the block's threads hold (8 each, 64 on the cpu "
+    ::iris::detail::fail("iris::ccl: a tile has more elements than the block's threads hold (8 each, 64 on the cpu "
                          "backend, at least 16 bytes); launch more threads per block or use smaller tiles");
   }
 }
