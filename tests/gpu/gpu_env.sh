@@ -39,3 +39,20 @@ mps_stop() {  # stops it now (and not again at the exit)
   trap - EXIT
   echo quit | nvidia-cuda-mps-control 2>&1 | tee -a "$log"
 }
+
+# A build made on the development machine names, in its CTest files, the source folder, the build folder
+# and the cmake that configured it by the paths they had there. Where those do not exist here, they are
+# made links to this checkout, the carried build and this machine's cmake, so that `ctest --test-dir`
+# runs; each link made is said on stdout. Needs $root and $build.
+resolve_recorded_paths() {
+  local cache=$build/CMakeCache.txt
+  [ -f "$cache" ] || return 0
+  _link_if_missing "$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$cache")" "$root"
+  _link_if_missing "$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$cache")" "$build"
+  _link_if_missing "$(sed -n 's/^CMAKE_COMMAND:INTERNAL=//p' "$cache")" "$(command -v cmake)"
+}
+_link_if_missing() {  # <path recorded in the build> <where it is here>
+  local then=$1 now=$2
+  [ -n "$then" ] && [ -n "$now" ] && [ "$then" != "$now" ] && [ ! -e "$then" ] || return 0
+  mkdir -p "$(dirname "$then")" && ln -s "$now" "$then" && echo "linked $then -> $now (the build's recorded path)"
+}

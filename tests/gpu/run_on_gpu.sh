@@ -23,16 +23,8 @@ progress() { echo "[run_on_gpu] $*"; }
 # --- the build was configured elsewhere: make its absolute paths resolve here ----------------------
 # CTest files name the source and build folders (and the cmake that ran) by the paths they had on
 # the development machine; where those do not exist here, point them at this checkout.
-cache=$build/CMakeCache.txt
-[ -f "$cache" ] || { note "FAILED: $build has no CMakeCache.txt: carry the whole build folder"; exit 2; }
-link_if_missing() {  # <path recorded in the build> <where it is here>
-  local then=$1 now=$2
-  [ -n "$then" ] && [ -n "$now" ] && [ "$then" != "$now" ] && [ ! -e "$then" ] || return 0
-  mkdir -p "$(dirname "$then")" && ln -s "$now" "$then" && note "linked $then -> $now (the build's recorded path)"
-}
-link_if_missing "$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$cache")" "$root"
-link_if_missing "$(sed -n 's/^CMAKE_CACHEFILE_DIR:INTERNAL=//p' "$cache")" "$build"
-link_if_missing "$(sed -n 's/^CMAKE_COMMAND:INTERNAL=//p' "$cache")" "$(command -v cmake)"
+[ -f "$build/CMakeCache.txt" ] || { note "FAILED: $build has no CMakeCache.txt: carry the whole build folder"; exit 2; }
+while read -r line; do note "$line"; done < <(resolve_recorded_paths)
 ctest=$(command -v ctest) || { note "FAILED: no ctest on this machine"; exit 2; }
 
 progress "1/3 the machine and the binaries' libraries"
