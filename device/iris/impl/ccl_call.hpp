@@ -331,18 +331,13 @@ struct Call {
   IRIS_DEVICE void wait_arrival(int q) const {
     const uint64_t epoch = epoch_with(q);
     const uint64_t* slot = &state->arrived[q];
-    long long budget = __iris_module_state.wait_timeout_ns;
-    if (budget <= 0) budget = 10000000000ll;
-    const unsigned long long start = ::iris::detail::clock_ns();
-    for (unsigned int spin = 1;; ++spin) {
-      const uint64_t seen = ::iris::detail::atomic_load(slot, acquire, sys);
-      if (seen >= epoch) break;
-      if ((spin & 63u) == 0u) {
-        const unsigned long long waited = ::iris::detail::clock_ns() - start;
-        if (waited > static_cast<unsigned long long>(budget)) report_absent(q, seen, epoch, waited);
-      }
-      ::iris::detail::pause();
-    }
+    uint64_t seen = 0;
+    ::iris::detail::bounded_spin(
+        [&] {
+          seen = ::iris::detail::atomic_load(slot, acquire, sys);
+          return seen >= epoch;
+        },
+        [&](unsigned long long waited) { report_absent(q, seen, epoch, waited); });
     const CallDescriptor& theirs = state->descriptors[q][epoch & 1];
     if (!same_call(mine, theirs)) report_mismatch(team.rank(), mine, q, theirs);
   }

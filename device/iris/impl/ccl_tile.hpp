@@ -114,20 +114,15 @@ __device__ __noinline__ void copy_to(Team team, Tile tile, View<const S> src, in
 
 // Takes `lock` (0 free, 1 held) in whatever heap it is, bounded like wait_until.
 IRIS_DEVICE void acquire_lock(uint32_t* lock) {
-  long long budget = __iris_module_state.wait_timeout_ns;
-  if (budget <= 0) budget = 10000000000ll;
-  const unsigned long long start = ::iris::detail::clock_ns();
-  for (unsigned int spin = 1;; ++spin) {
-    const uint32_t seen = ::iris::detail::cas(lock, 0u, 1u, acquire, sys);
-    if (seen == 0u) return;
-    if ((spin & 63u) == 0u) {
-      const unsigned long long waited = ::iris::detail::clock_ns() - start;
-      if (waited > static_cast<unsigned long long>(budget)) {
+  uint32_t seen = 0;
+  ::iris::detail::bounded_spin(
+      [&] {
+        seen = ::iris::detail::cas(lock, 0u, 1u, acquire, sys);
+        return seen == 0u;
+      },
+      [&](unsigned long long waited) {
         ::iris::detail::give_up_waiting("iris::ccl spinlock", lock, seen, 0, Cmp::eq, waited);
-      }
-    }
-    ::iris::detail::pause();
-  }
+      });
 }
 
 

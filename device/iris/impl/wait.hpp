@@ -103,24 +103,39 @@ IRIS_DEVICE void name_call(char* out, int size, const char* what, const char* fi
   trap_after_report(box, claimed, what);
 }
 
-// The bounded spin behind wait_until (and iris's own device barrier, which names itself in `what`).
-template <class T>
-IRIS_DEVICE T wait_for(const T* p, Cmp cmp, T value, Semantic sem, Scope scope, const char* what,
-                       const char* file = nullptr, int line = 0) {
+// The bounded spin of every device-side wait (wait_until, the device barrier, the call protocol's
+// arrivals, the spinlock of ccl): poll() until it returns true, reading the clock every 64 polls; past
+// the module's wait timeout (IRIS_WAIT_TIMEOUT, 10 s where the host never described the module),
+// give_up(waited_ns), which reports and traps.
+template <class Poll, class GiveUp>
+IRIS_DEVICE void bounded_spin(Poll poll, GiveUp give_up) {
   long long budget = __iris_module_state.wait_timeout_ns;
-  if (budget <= 0) budget = 10000000000ll;  // a module the host never described still gives up
+  if (budget <= 0) budget = 10000000000ll;
   const unsigned long long start = clock_ns();
   for (unsigned int spin = 1;; ++spin) {
-    const T seen = atomic_load(p, sem, scope);
-    if (satisfies(seen, cmp, value)) return seen;
+    if (poll()) return;
     if ((spin & 63u) == 0u) {
       const unsigned long long waited = clock_ns() - start;
-      if (waited > static_cast<unsigned long long>(budget)) {
-        give_up_waiting(what, p, static_cast<long long>(seen), static_cast<long long>(value), cmp, waited, file, line);
-      }
+      if (waited > static_cast<unsigned long long>(budget)) give_up(waited);
     }
     pause();
   }
+}
+
+// The wait behind wait_until (and iris's own device barrier, which names itself in `what`).
+template <class T>
+IRIS_DEVICE T wait_for(const T* p, Cmp cmp, T value, Semantic sem, Scope scope, const char* what,
+                       const char* file = nullptr, int line = 0) {
+  T seen = T();
+  bounded_spin(
+      [&] {
+        seen = atomic_load(p, sem, scope);
+        return satisfies(seen, cmp, value);
+      },
+      [&](unsigned long long waited) {
+        give_up_waiting(what, p, static_cast<long long>(seen), static_cast<long long>(value), cmp, waited, file, line);
+      });
+  return seen;
 }
 
 }  // namespace detail
