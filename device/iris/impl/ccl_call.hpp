@@ -47,34 +47,7 @@ IRIS_DEVICE bool is_op(int collective) { return collective >= matmul_all_reduce_
 
 // ---- reports ---------------------------------------------------------------------------------------
 
-// Appends text to the mailbox's message, cut at its end. Out of line: reports are rare and their
-// text is long.
-struct Text {
-  char* out;
-  int used, capacity;
-  __device__ __noinline__ void put(const char* s) {
-    while (*s != '\0' && used < capacity - 1) out[used++] = *s++;
-    out[used] = '\0';
-  }
-  __device__ __noinline__ void put(uint64_t v) {
-    char digits[24];
-    int n = 0;
-    do {
-      digits[n++] = static_cast<char>('0' + v % 10);
-      v /= 10;
-    } while (v != 0);
-    while (n > 0 && used < capacity - 1) out[used++] = digits[--n];
-    out[used] = '\0';
-  }
-  __device__ __noinline__ void put(int v) {
-    if (v < 0) {
-      put("-");
-      put(static_cast<uint64_t>(-static_cast<int64_t>(v)));
-    } else {
-      put(static_cast<uint64_t>(v));
-    }
-  }
-};
+using ::iris::detail::Text;
 
 IRIS_DEVICE const char* collective_name(int c) {
   switch (c) {
@@ -199,21 +172,15 @@ __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const
   text.put(")");
 }
 
-// Claims the job's mailbox (the first report wins), lets `write` word the message, and traps once the
-// message is complete (detail::trap_after_report: the threads that lost wait for it).
+// A report of the call protocol (detail::report_and_trap): `write` words the message.
 template <class Write>
 [[noreturn]] IRIS_DEVICE void report(Write write) {
-  const abi::ModuleState& state = __iris_module_state;
-  abi::DeviceMailbox* box = state.mailbox;
-  const bool claimed = ::iris::detail::claim_mailbox(box);
-  if (claimed) {
-    box->rank = state.rank;
-    const char what[] = "ctx.ccl or ctx.ops";
-    for (int i = 0; i < static_cast<int>(sizeof what); ++i) box->what[i] = what[i];
-    Text text{box->message, 0, static_cast<int>(sizeof box->message)};
-    write(text);
-  }
-  ::iris::detail::trap_after_report(box, claimed, "ctx.ccl/ctx.ops: the ranks disagree about a collective call");
+  ::iris::detail::report_and_trap("ctx.ccl/ctx.ops: the ranks disagree about a collective call",
+                                  [&](abi::DeviceMailbox& box) {
+                                    Text{box.what, 0, static_cast<int>(sizeof box.what)}.put("ctx.ccl or ctx.ops");
+                                    Text text{box.message, 0, static_cast<int>(sizeof box.message)};
+                                    write(text);
+                                  });
 }
 
 IRIS_DEVICE bool same_call(const CallDescriptor& a, const CallDescriptor& b) {

@@ -41,46 +41,75 @@ IRIS_DEVICE bool claim_mailbox(abi::DeviceMailbox* box) {
   trap(what);
 }
 
-// A device-side error with its own words (iris::gemm's block-shape check): on a GPU a trap carries no
-// text, so the message goes through the mailbox as the whole report; the cpu backend reports the trap's
-// reason itself.
-[[noreturn]] IRIS_DEVICE void fail(const char* message) {
-#if defined(IRIS_PLATFORM_CUDA) || defined(IRIS_PLATFORM_HIP)
+// Appends text to a mailbox field (the message, `what`), cut at its end. Out of line: reports are rare
+// and their text is long.
+struct Text {
+  char* out;
+  int used, capacity;
+  __device__ __noinline__ void put(const char* s) {
+    while (*s != '\0' && used < capacity - 1) out[used++] = *s++;
+    out[used] = '\0';
+  }
+  __device__ __noinline__ void put(uint64_t v) {
+    char digits[24];
+    int n = 0;
+    do {
+      digits[n++] = static_cast<char>('0' + v % 10);
+      v /= 10;
+    } while (v != 0);
+    while (n > 0 && used < capacity - 1) out[used++] = digits[--n];
+    out[used] = '\0';
+  }
+  __device__ __noinline__ void put(int v) {
+    if (v < 0) {
+      put("-");
+      put(static_cast<uint64_t>(-static_cast<int64_t>(v)));
+    } else {
+      put(static_cast<uint64_t>(v));
+    }
+  }
+};
+
+// Every device-side report: the first thread to claim the job's mailbox writes this rank and lets
+// `fill(box)` write the rest; every thread then traps with `reason` once the report is complete.
+template <class Fill>
+[[noreturn]] IRIS_DEVICE void report_and_trap(const char* reason, Fill fill) {
   const abi::ModuleState& state = __iris_module_state;
   abi::DeviceMailbox* box = state.mailbox;
   const bool claimed = claim_mailbox(box);
   if (claimed) {
     box->rank = state.rank;
-    int i = 0;
-    for (; message[i] != '\0' && i < static_cast<int>(sizeof(box->message)) - 1; ++i) box->message[i] = message[i];
-    box->message[i] = '\0';
+    fill(*box);
   }
-  trap_after_report(box, claimed, message);
+  trap_after_report(box, claimed, reason);
+}
+
+// A device-side error with its own words (iris::gemm's block-shape check): on a GPU a trap carries no
+// text, so the message goes through the mailbox as the whole report; the cpu backend reports the trap's
+// reason itself.
+[[noreturn]] IRIS_DEVICE void fail(const char* message) {
+#if defined(IRIS_PLATFORM_CUDA) || defined(IRIS_PLATFORM_HIP)
+  report_and_trap(message, [&](abi::DeviceMailbox& box) {
+    Text{box.message, 0, static_cast<int>(sizeof box.message)}.put(message);
+  });
 #else
   trap(message);
 #endif
 }
 
-// Writes `what`, then " at FILE:LINE" (the file's last path component) when `file` is given, into `out`
-// (at most `size` bytes with the terminating zero).
-IRIS_DEVICE void name_call(char* out, int size, const char* what, const char* file, int line) {
-  int i = 0;
-  for (; what[i] != '\0' && i < size - 1; ++i) out[i] = what[i];
+// Writes `what`, then " at FILE:LINE" (the file's last path component) when `file` is given.
+IRIS_DEVICE void name_call(Text& out, const char* what, const char* file, int line) {
+  out.put(what);
   if (file != nullptr && line > 0) {
     const char* base = file;
     for (const char* c = file; *c != '\0'; ++c) {
       if (*c == '/') base = c + 1;
     }
-    char digits[12];
-    int n = 0;
-    for (int v = line; v > 0 && n < 11; v /= 10) digits[n++] = static_cast<char>('0' + v % 10);
-    const char at[] = " at ";
-    for (int j = 0; at[j] != '\0' && i < size - 1; ++j) out[i++] = at[j];
-    for (; *base != '\0' && i < size - 1; ++base) out[i++] = *base;
-    if (i < size - 1) out[i++] = ':';
-    while (n > 0 && i < size - 1) out[i++] = digits[--n];
+    out.put(" at ");
+    out.put(base);
+    out.put(":");
+    out.put(line);
   }
-  out[i] = '\0';
 }
 
 // Reports a wait that ran out of budget (first failing thread of the job wins), then traps. `file` and
@@ -88,19 +117,15 @@ IRIS_DEVICE void name_call(char* out, int size, const char* what, const char* fi
 [[noreturn]] IRIS_DEVICE void give_up_waiting(const char* what, const void* address, long long last,
                                               long long expected, Cmp cmp, unsigned long long waited_ns,
                                               const char* file = nullptr, int line = 0) {
-  const abi::ModuleState& state = __iris_module_state;
-  abi::DeviceMailbox* box = state.mailbox;
-  const bool claimed = claim_mailbox(box);
-  if (claimed) {
-    box->rank = state.rank;
-    box->address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(address));
-    box->last_value = last;
-    box->expected = expected;
-    box->comparison = static_cast<uint32_t>(cmp);
-    box->waited_seconds = static_cast<double>(waited_ns) * 1e-9;
-    name_call(box->what, static_cast<int>(sizeof(box->what)), what, file, line);
-  }
-  trap_after_report(box, claimed, what);
+  report_and_trap(what, [&](abi::DeviceMailbox& box) {
+    box.address = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(address));
+    box.last_value = last;
+    box.expected = expected;
+    box.comparison = static_cast<uint32_t>(cmp);
+    box.waited_seconds = static_cast<double>(waited_ns) * 1e-9;
+    Text text{box.what, 0, static_cast<int>(sizeof box.what)};
+    name_call(text, what, file, line);
+  });
 }
 
 // The bounded spin of every device-side wait (wait_until, the device barrier, the call protocol's
