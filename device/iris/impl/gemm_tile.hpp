@@ -52,7 +52,7 @@ IRIS_DEVICE void clear(Accumulator& acc) {
 namespace detail {
 
 // A thread's two chunks of one operand's tile, which are the same for every step of k: where they land
-// in the tile and where they are read, the read pointers advancing one step of k at a time. `whole`:
+// in the tile and where they are read at k = 0 (step s reads s * advance elements further). `whole`:
 // the tile's rows (or columns) are all inside the operand and can be copied 16 bytes at a time, so a
 // step of k that lies wholly inside the operand is staged by two copies and no checks.
 template <class T>
@@ -86,7 +86,7 @@ IRIS_DEVICE Chunks<T> chunks_of(const Source<T>& s, int64_t outer0) {
 
 // Stages step `step` of k of one operand: the two plain copies when the step is whole, else stage().
 template <class T>
-IRIS_DEVICE void stage_step(const Source<T>& s, Chunks<T>& c, uint8_t* tile, int64_t outer0, int64_t step) {
+IRIS_DEVICE void stage_step(const Source<T>& s, const Chunks<T>& c, uint8_t* tile, int64_t outer0, int64_t step) {
   constexpr int kK = Shape<T>::kK;
   if (c.whole && (step + 1) * kK <= s.k_extent) {
     copy16_async(tile + c.to[0], c.from[0] + step * c.advance, 16);
@@ -107,7 +107,7 @@ IRIS_DEVICE void multiply(Accumulator& acc, const Matrix<T>& a, const Matrix<T>&
   constexpr int kK = Shape<T>::kK;
   const Source<T> sa = source(a.ptr, a.row_stride, a.col_stride, a.rows, a.cols, row);
   const Source<T> sb = source(b.ptr, b.col_stride, b.row_stride, b.cols, b.rows, col);
-  Chunks<T> ca = chunks_of(sa, row), cb = chunks_of(sb, col);
+  const Chunks<T> ca = chunks_of(sa, row), cb = chunks_of(sb, col);
   const StepPlan plan = plan_steps<T>(sa.k_major, sb.k_major);
   const int64_t steps = (a.cols + kK - 1) / kK;
   uint8_t* smem = arena();
