@@ -13,6 +13,16 @@ namespace {
 
 using namespace iris;
 
+// Copies this rank's finished `tile` of `mine` into the same place of every peer's copy.
+template <class T>
+__device__ void send_to_peers(const ccl::Team& team, const ccl::View<T>& mine, const ccl::Tile& tile) {
+  const T* from = mine.ptr + tile.row * mine.stride + tile.col;
+  for (int i = 1; i < team.size; ++i) {
+    const int q = ccl::detail::rotated(team, i);
+    ops::copy_rows(from, mine.stride, team.ctx.translate(const_cast<T*>(from), q), mine.stride, tile.rows, tile.cols);
+  }
+}
+
 template <class T>
 __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, T* out, long m, long n, long k,
                                  long a_stride, long b_stride, long out_stride, long chunk_step, uint64_t* flags,
@@ -25,11 +35,7 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
     for (int64_t t = copier; t < tiles; t += copiers) {
       const ccl::Tile tile = gemm::tile(t, m, n);
       ops::wait_done(flags + t, call.seq, "ctx.ops.matmul_all_gather");
-      const T* from = mine.ptr + tile.row * out_stride + tile.col;
-      for (int i = 1; i < team.size; ++i) {
-        const int q = ccl::detail::rotated(team, i);
-        ops::copy_rows(from, out_stride, team.ctx.translate(const_cast<T*>(from), q), out_stride, tile.rows, tile.cols);
-      }
+      send_to_peers(team, mine, tile);
     }
     return;
   }
@@ -40,11 +46,7 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
     if (variant == ops::variant::specialized) {
       ops::mark_done(flags + t, call.seq);
     } else {  // push: the block copies its tile, just stored (and in the cache), to every peer
-      const T* from = mine.ptr + tile.row * out_stride + tile.col;
-      for (int i = 1; i < team.size; ++i) {
-        const int q = ccl::detail::rotated(team, i);
-        ops::copy_rows(from, out_stride, team.ctx.translate(const_cast<T*>(from), q), out_stride, tile.rows, tile.cols);
-      }
+      send_to_peers(team, mine, tile);
     }
   }
 }

@@ -54,8 +54,6 @@ IRIS_DEVICE void wait_done(const uint64_t* flag, uint64_t seq, const char* name)
   __syncthreads();
 }
 
-// rows x cols elements from src (rows `src_stride` apart) to dst (`dst_stride` apart), either in any rank's
-// heap: whole 16-byte chunks spread over the block's threads, several in flight each, where both allow.
 // out(tile) = the tile of A B at (row, col), in a function of its own whose operands come by value. Its
 // registers are then allocated apart from the communication code of the kernel around it: inline, the k
 // loop shared IRIS_GEMM_KERNEL's 128 registers with that code and spilled (matmul_all_gather ran 1.6 x
@@ -70,6 +68,8 @@ __device__ __noinline__ void tile_product(gemm::Matrix<T> a, gemm::Matrix<T> b, 
   gemm::store(acc, out, tile);
 }
 
+// rows x cols elements from src (rows `src_stride` apart) to dst (`dst_stride` apart), either in any rank's
+// heap: whole 16-byte chunks spread over the block's threads, several in flight each, where both allow.
 template <class T>
 IRIS_DEVICE void copy_rows(const T* src, int64_t src_stride, T* dst, int64_t dst_stride, int64_t rows, int64_t cols) {
   constexpr int V = static_cast<int>(16 / sizeof(T));
