@@ -124,7 +124,7 @@ function M.new(ctx)
         ccl.describe(opts))
     end
     errors.check_keys(opts, OPTIONS[op], what)
-    local o = { variant = opts.variant or "auto" }
+    local o = { op = op, variant = opts.variant or "auto" }
     if VARIANTS[op] then
       local known = o.variant == "auto"
       for _, v in ipairs(VARIANTS[op]) do known = known or v == o.variant end
@@ -144,13 +144,13 @@ function M.new(ctx)
   end
 
   -- GEMM blocks (no more than the tiles) and communication blocks (variants that have them).
-  local function grid(what, op, o, tiles, comm_work)
+  local function grid(what, o, tiles, comm_work)
     if comm_work == 0 then comm_work = nil end
     local comm = 0
     if comm_work then comm = math.max(1, math.min(o.comm_blocks or COMM_BLOCKS[device_class], comm_work)) end
     -- By default the communication blocks take their places from the GEMM's, so that every block of the
     -- call is resident at once and the links are busy while the GEMM runs.
-    local gemm = math.max(1, math.min(o.blocks or blocks_by_default(op) - comm, tiles))
+    local gemm = math.max(1, math.min(o.blocks or blocks_by_default(o.op) - comm, tiles))
     if gemm + comm > MAX_BLOCKS then
       errors.raise("invalid_argument", "%s: %d GEMM and %d communication blocks are more than the %d a call runs",
         what, gemm, comm, MAX_BLOCKS)
@@ -204,7 +204,7 @@ function M.new(ctx)
     local dt, m, n, k = product_operands(what, out, a, b)
     expect_shape(what, "out", out, m, n, "A x B")
     local o = read_options(what, "matmul_all_reduce", opts)
-    local blocks = grid(what, "matmul_all_reduce", o, tiles_of(m, n))
+    local blocks = grid(what, o, tiles_of(m, n))
     log_plan(what, dt, m, n, k, o, blocks, 0)
     launch(kernel.builtin("ops/matmul_all_reduce").ops_matmul_all_reduce, blocks, a, b, out, m, n, k, a._strides[1], b._strides[1],
       out._strides[1], code(dt), VARIANT_CODE[o.variant], calls.seq + 1, ctx)
@@ -222,7 +222,7 @@ function M.new(ctx)
       ("A x B gathered from %d rank%s along dim %d"):format(W, W == 1 and "" or "s", o.dim))
     local tiles = tiles_of(m, n)
     local specialized = o.variant == "specialized"
-    local blocks, comm = grid(what, "matmul_all_gather", o, tiles, specialized and tiles or nil)
+    local blocks, comm = grid(what, o, tiles, specialized and tiles or nil)
     local flags = workspace("matmul_all_gather flags", specialized and { tiles, 1 } or { 1, 1 }, "uint64", true)
     log_plan(what, dt, m, n, k, o, blocks, comm)
     launch(kernel.builtin("ops/matmul_all_gather").ops_matmul_all_gather, blocks + comm, a, b, out, m, n, k, a._strides[1],
@@ -245,7 +245,7 @@ function M.new(ctx)
     local o = read_options(what, "all_gather_matmul", opts)
     local staged = o.variant == "staged"
     local pieces = math.ceil(m / TILE) * (W - 1)
-    local blocks, comm = grid(what, "all_gather_matmul", o, tiles_of(m, n), staged and pieces or nil)
+    local blocks, comm = grid(what, o, tiles_of(m, n), staged and pieces or nil)
     local gathered = workspace("all_gather_matmul buffer", staged and { m, W * k_local } or { 1, 1 }, a.dtype, false)
     local flags = workspace("all_gather_matmul flags", staged and { W * math.ceil(m / TILE), 1 } or { 1, 1 }, "uint64",
       true)
@@ -269,7 +269,7 @@ function M.new(ctx)
     end
     local cm, cn = o.dim == 1 and m / W or m, o.dim == 1 and n or n / W
     expect_shape(what, "out", out, cm, cn, ("this rank's chunk of A x B along dim %d"):format(o.dim))
-    local blocks = grid(what, "matmul_reduce_scatter", o, tiles_of(cm, cn))
+    local blocks = grid(what, o, tiles_of(cm, cn))
     local partial = workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)
     log_plan(what, dt, m, n, k, o, blocks, 0)
     launch(kernel.builtin("ops/matmul_reduce_scatter").ops_matmul_reduce_scatter, blocks, a, b, out, partial, m, n, k,
