@@ -1,7 +1,6 @@
 // Kernels behind the C boundary: thin wrappers over programs::Registry (src/programs).
 #include "capi/capi_kernels.h"
 
-#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -124,13 +123,7 @@ int iris_device_multiprocessors(uint32_t* count) {
 }
 
 int iris_device_sharing(uint32_t* ranks) {
-  return capi::guarded([&] {
-    const runtime::Backend& backend = session::backend();
-    const int devices = std::max(1, backend.device_count());
-    uint32_t count = 0;
-    for (int r = 0; r < session::comm().local_size(); ++r) count += r % devices == backend.device() ? 1 : 0;
-    *ranks = std::max<uint32_t>(1, count);
-  });
+  return capi::guarded([&] { *ranks = static_cast<uint32_t>(session::current().ranks_on_device); });
 }
 
 int iris_device_barrier(void) {

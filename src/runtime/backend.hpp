@@ -80,9 +80,6 @@ class Backend {
 
   virtual const char* name() const = 0;  // "cuda", "hip", "cpu"
   virtual int device() const = 0;        // device ordinal in use
-  // Devices a node's ranks are spread over (rank r of the node takes device r % count): how many ranks
-  // share this one follows (iris_device_sharing). The cpu backend gives each rank its own threads.
-  virtual int device_count() const = 0;
   virtual std::string device_name() const = 0;
   virtual CodeTarget code_target() const = 0;
   virtual LaunchLimits launch_limits() const = 0;

@@ -83,6 +83,16 @@ void check_same_backend(const std::vector<RankDevice>& ranks, const Backend& bac
   }
 }
 
+// How many ranks use `rank`'s device: those with its identity (bus ids tell a node's GPUs apart, and
+// every rank is on one node), or 1 without one (the cpu backend gives each rank its own threads).
+int ranks_on_device(const std::vector<RankDevice>& ranks, int rank) {
+  const std::string& mine = ranks[static_cast<size_t>(rank)].identity;
+  if (mine.empty()) return 1;
+  int count = 0;
+  for (const RankDevice& other : ranks) count += other.identity == mine ? 1 : 0;
+  return count;
+}
+
 // Several ranks on one device may need something started to run well (CUDA MPS): rank 0 says so once,
 // unless the job asked for quiet (IRIS_SHARED_GPU_WARNING=0).
 void warn_about_shared_devices(const comm::Comm& comm, const std::vector<RankDevice>& ranks, bool wanted) {
@@ -136,6 +146,7 @@ Session& init(const InitOptions& options) {
   const std::vector<RankDevice> ranks = exchange_devices(comm, backend);
   check_same_backend(ranks, backend);
   warn_about_shared_devices(comm, ranks, shared_device_warning_wanted);
+  session->ranks_on_device = ranks_on_device(ranks, comm.rank());
 
   size_t heap_bytes = 0;
   heap::all_or_none(comm, "iris.init(): heap size", [&] { heap_bytes = chosen_heap_bytes(options, backend); });

@@ -35,6 +35,9 @@ struct Session {
   std::unique_ptr<heap::SymmetricHeap> heap;
   runtime::MappedHostBuffer mailbox;              // abi::DeviceMailbox, read after faults
   std::unique_ptr<programs::Registry> programs;  // compiled programs and their kernels, made at first use
+  // The ranks (this one included) whose kernels run on this rank's device, from what iris.init learned
+  // of every rank's device (1 on the cpu backend): they share its multiprocessors (iris_device_sharing).
+  int ranks_on_device = 1;
 
   explicit Session(comm::Comm& c);
   ~Session();

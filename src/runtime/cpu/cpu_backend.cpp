@@ -5,7 +5,6 @@
 
 #include <cstring>
 
-#include "comm/comm.hpp"
 #include "core/error.hpp"
 #include "runtime/cpu/cpu_execution.hpp"
 #include "runtime/cpu/cpu_memory.hpp"
@@ -27,8 +26,6 @@ CodeTarget CpuBackend::code_target() const {
   uname(&name);
   return CodeTarget{"cxx", name.machine};
 }
-
-int CpuBackend::device_count() const { return execution_->comm.local_size(); }
 
 LaunchLimits CpuBackend::launch_limits() const {
   // Those every GPU backend has (CUDA and HIP alike), so that a launch that runs here runs on a GPU.

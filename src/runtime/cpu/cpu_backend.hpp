@@ -25,7 +25,6 @@ class CpuBackend final : public Backend {
 
   const char* name() const override { return "cpu"; }
   int device() const override { return 0; }
-  int device_count() const override;
   std::string device_name() const override;
   CodeTarget code_target() const override;
   LaunchLimits launch_limits() const override;

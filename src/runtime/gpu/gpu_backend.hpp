@@ -47,7 +47,6 @@ class GpuBackend : public Backend {
 
   const char* name() const override { return Api::name; }
   int device() const override { return device_; }
-  int device_count() const override { return device_count_; }
   std::string device_name() const override { return device_name_; }
   LaunchLimits launch_limits() const override { return limits_; }
 
