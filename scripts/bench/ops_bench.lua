@@ -71,10 +71,7 @@ local cublas = { why = "the " .. ctx.backend .. " backend has no vendor GEMM (cu
 if ctx.backend == "cuda" then
   local probe = ctx:zeros({ 1, 1 }, dtype)
   local ok, why = pcall(reference.gemm, probe, probe, probe)
-  for r = 0, W - 1 do
-    local theirs = ctx:broadcast({ ok = ok, why = why }, r)
-    if not theirs.ok and ok then ok, why = false, ("rank %d: %s"):format(r, theirs.why) end
-  end
+  ok, why = reference.on_every_rank(ok, why, "ops_bench: cuBLAS on every rank?")
   cublas = { ok = ok, why = not ok and tostring(why) or nil }
 end
 local vendor = { why = cublas.why }

@@ -7,6 +7,18 @@ local C = ffi.C
 
 local M = {}
 
+-- Collective: whether what every rank tried (`ok`, else `reason`) worked on all of them, agreed in one
+-- exchange; `what` names the agreement. Returns true, or false and this rank's own reason, else that
+-- of the first rank that failed ("rank 1: ...").
+function M.on_every_rank(ok, reason, what)
+  local all = from_every_rank({ ok = ok, reason = reason }, what)
+  if not ok then return false, reason end
+  for r = 0, C.iris_world_size() - 1 do
+    if not all[r].ok then return false, ("rank %d: %s"):format(r, tostring(all[r].reason)) end
+  end
+  return true
+end
+
 -- Collective: opens the backend's reference library on every rank. Returns { name = "NCCL", handle }
 -- or, when any rank cannot open it, { name = "none", why = "rank 1: ..." } on every rank.
 function M.open(ctx)
@@ -22,14 +34,9 @@ function M.open(ctx)
   local out = ffi.new("iris_reference*[1]")
   if ok and C.iris_reference_open(kind, id, 128, out) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
   -- Every rank must agree: one that could not open it takes the reference away from all.
-  local all = from_every_rank({ ok = ok, reason = reason }, "iris.reference: opened on every rank?")
-  for r = 0, ctx.world_size - 1 do
-    if not all[r].ok and ok then
-      ok, reason = false, ("rank %d: %s"):format(r, all[r].reason)
-      if out[0] ~= nil then C.iris_reference_close(out[0]) end
-    end
-  end
+  ok, reason = M.on_every_rank(ok, reason, "iris.reference: opened on every rank?")
   if ok then return { name = kind:upper(), handle = out[0] } end
+  if out[0] ~= nil then C.iris_reference_close(out[0]) end
   return { name = "none", why = reason }
 end
 
