@@ -36,7 +36,7 @@ function M.run(ex)
     { "k", SIZES.cpu.k, "the inner dimension, over every rank (Iris's -k)", gpu = SIZES.gpu.k, min = 1 },
     { "dtype", "float16", "element type of A, B and C (float32 accumulation)", type = "choice",
       choices = { "float16", "bfloat16", "float32" }, gpu = "bfloat16" },
-    { "blocks", 0, "GEMM blocks (Iris's gemm_sms; 0: ctx:get_cu_count() shared by the ranks of a device)", min = 0 },
+    { "blocks", 0, "GEMM blocks (Iris's gemm_sms; 0: ctx.ops's default, what this rank's share of the device holds at once)", min = 0 },
     { "iters", 3, "timed runs; the median is reported", gpu = 10, min = 1 },
     { "warmup", 1, "untimed runs before them", gpu = 2, min = 0 },
     { "validate", true, "check every element of the result against the bulk-synchronous one", type = "boolean" },
