@@ -140,6 +140,13 @@ IRIS_DEVICE void atomic_add(const Accumulator& acc, const ccl::View<U>& dst, con
 IRIS_DEVICE int64_t tiles(int64_t m, int64_t n);
 IRIS_DEVICE ccl::Tile tile(int64_t index, int64_t m, int64_t n, int group_m = 8);
 
+// ---- The arena between multiplies -----------------------------------------------------------------
+// The block's kSharedBytes of shared memory, lent as the staging buffer of a staged block copy
+// (iris.hpp's put_block(..., Staging)) between multiplies: a tile just stored goes to the peers through
+// it, or a block that only communicates stages through the arena it does not multiply with. multiply()
+// and store() start with __syncthreads(), and a staged copy is done with its buffer when it returns.
+IRIS_DEVICE Staging staging();
+
 }  // namespace gemm
 }  // namespace iris
 

@@ -177,6 +177,29 @@ template <class T>
 IRIS_DEVICE void copy_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, int cur_rank,
                             const uint64_t* hb);
 
+// The same three staged through shared memory the block lends them: on NVIDIA sm_90 and newer the SM's
+// bulk-copy unit (cp.async.bulk) moves the data in kilobyte pieces that stay in flight without the
+// threads, so a few blocks reach the bandwidth the plain forms need many for (docs/perf.md, "Copies from
+// a few SMs"); elsewhere, or where source and destination are not equally 16-byte aligned, the plain
+// form's loop. `staging` is at least 384 bytes of this block's shared memory, 16-byte aligned (128 is
+// better); 16 KiB to 64 KiB is the useful range. Unlike the plain forms they synchronize the block on
+// entry and on exit, and the copy is written when any thread returns (one thread may signal at once):
+//   __shared__ __align__(128) unsigned char buf[32768];
+//   ctx.put_block(src, dst, n, peer, iris::Staging{buf, sizeof buf});
+struct Staging {
+  void* buffer;
+  unsigned int bytes;
+};
+template <class T>
+IRIS_DEVICE void put_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, const uint64_t* hb,
+                           const Staging& staging);
+template <class T>
+IRIS_DEVICE void get_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, const uint64_t* hb,
+                           const Staging& staging);
+template <class T>
+IRIS_DEVICE void copy_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, int cur_rank,
+                            const uint64_t* hb, const Staging& staging);
+
 // ---- Trace events (beyond Iris's record_event_start/end; docs/tracing.md) ---------------------------
 // While iris.trace is on, a kernel marks what its blocks do; the trace shows each event on its rank's
 // timeline, one track per block, with the target rank and bytes. The block's first thread
@@ -237,6 +260,13 @@ struct Context : abi::ContextData {
   template <class T> IRIS_DEVICE void put_block(const T* src, T* dst, size_t count, int to_rank) const;
   template <class T> IRIS_DEVICE void get_block(const T* src, T* dst, size_t count, int from_rank) const;
   template <class T> IRIS_DEVICE void copy_block(const T* src, T* dst, size_t count, int from_rank, int to_rank) const;
+  template <class T>
+  IRIS_DEVICE void put_block(const T* src, T* dst, size_t count, int to_rank, const Staging& staging) const;
+  template <class T>
+  IRIS_DEVICE void get_block(const T* src, T* dst, size_t count, int from_rank, const Staging& staging) const;
+  template <class T>
+  IRIS_DEVICE void copy_block(const T* src, T* dst, size_t count, int from_rank, int to_rank,
+                              const Staging& staging) const;
 
   IRIS_DEVICE TraceHandle trace_begin(uint32_t id, int target_rank = -1, uint64_t bytes = 0) const;
   IRIS_DEVICE void trace_end(TraceHandle handle) const;
@@ -254,6 +284,7 @@ struct Context : abi::ContextData {
 #include "impl/atomics.hpp"
 #include "impl/wait.hpp"
 #include "impl/block_copy.hpp"
+#include "impl/staged_copy.hpp"
 #include "impl/context.hpp"
 #include "impl/trace.hpp"
 #include "ccl.hpp"

@@ -3,7 +3,7 @@
 // with this rank's own shard (no waiting), then takes the peers' in rotated order:
 //   pull:   the GEMM reads each peer's shard straight from its heap (Iris's example 14, pull model)
 //   staged: blocks [0, copy_blocks) copy the peers' shards, 128 rows at a time, into a local buffer
-//           and flag each piece; the GEMM blocks after them multiply each piece once it is there, so
+//           (through their GEMM arena with the bulk-copy unit on sm_90+) and flag each piece; the GEMM blocks after them multiply each piece once it is there, so
 //           every remote byte crosses the link once instead of once per column of tiles
 // Peers' shards are ready once they arrived (the call protocol); the call ends when every member has
 // delivered, so no peer still reads this rank's shard afterwards.
@@ -28,7 +28,9 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
       const int q = ccl::detail::rotated(team, static_cast<int>(i % (team.size - 1)) + 1);
       const int64_t row = rb * gemm::kTileM, rows = m - row < gemm::kTileM ? m - row : gemm::kTileM;
       const T* from = team.ctx.translate(a, q) + row * a_stride;
-      ops::copy_rows(from, a_stride, gathered + row * g_stride + q * k_local, g_stride, rows, k_local);
+      T* to = gathered + row * g_stride + q * k_local;
+      ops::send_rows(from, a_stride, [to](int) { return to; }, 1, g_stride, rows, k_local, gemm::staging(),
+                     ops::Completion::written);  // the GEMM blocks read it once flagged
       ops::mark_done(flags + q * tiles_m + rb, call.seq);
     }
     return;

@@ -13,14 +13,15 @@ namespace {
 
 using namespace iris;
 
-// Copies this rank's finished `tile` of `mine` into the same place of every peer's copy.
+// Copies this rank's finished `tile` of `mine` into the same place of every peer's copy, staged
+// through the block's GEMM arena (on sm_90+ the bulk-copy unit reads the tile once and writes it to
+// every peer). Returns with the writes in flight: the block calls ops::finish_sends() before it is done.
 template <class T>
 __device__ void send_to_peers(const ccl::Team& team, const ccl::View<T>& mine, const ccl::Tile& tile) {
   const T* from = mine.ptr + tile.row * mine.stride + tile.col;
-  for (int i = 1; i < team.size; ++i) {
-    const int q = ccl::detail::rotated(team, i);
-    ops::copy_rows(from, mine.stride, team.ctx.translate(const_cast<T*>(from), q), mine.stride, tile.rows, tile.cols);
-  }
+  const auto peer = [&](int i) { return team.ctx.translate(const_cast<T*>(from), ccl::detail::rotated(team, i + 1)); };
+  ops::send_rows(from, mine.stride, peer, team.size - 1, mine.stride, tile.rows, tile.cols, gemm::staging(),
+                 ops::Completion::read);
 }
 
 template <class T>
@@ -37,6 +38,7 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
       ops::wait_done(flags + t, call.seq, "ctx.ops.matmul_all_gather");
       send_to_peers(team, mine, tile);
     }
+    ops::finish_sends();
     return;
   }
   const gemm::Matrix<T> A = gemm::matrix(a, m, k, a_stride), B = gemm::matrix(b, k, n, b_stride);
@@ -49,6 +51,7 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
       send_to_peers(team, mine, tile);
     }
   }
+  ops::finish_sends();
 }
 
 }  // namespace

@@ -2,19 +2,23 @@
 --   mpirun -np 2 iris-lua scripts/bench/bandwidth_bench.lua [size] [blocks] [threads] [loads in flight]
 --   mpirun -np 2 iris-lua scripts/bench/bandwidth_bench.lua [size] sweep
 --   mpirun -np 2 iris-lua scripts/bench/bandwidth_bench.lua [size] sizes [--plot FILE]
+--   mpirun -np 2 iris-lua scripts/bench/bandwidth_bench.lua [size] sms
 -- size: default 1GiB (cpu: 64MiB); blocks 2112 (16 per SM of a 132-SM GPU; cpu: 8); threads 512 (cpu:
 -- 64); loads in flight per thread 4 (IRIS_BLOCK_COPY_UNROLL). "sweep" measures a grid of those three and prints one
 -- line each, so one run finds the best shape. "sizes" measures every power of 4 from 4 KiB up to size with
 -- the default shape, and --plot FILE draws the three lines (GB/s against size; .svg, or .png where a converter is).
+-- "sms" measures what a few SMs move: 1, 2, 4 ... blocks (one per SM, up to all of them), the plain forms
+-- (1024 threads, 8 loads in flight) beside the staged ones (put_block/get_block with an iris::Staging
+-- buffer: the bulk-copy unit on sm_90+), and prints GB/s per SM against the copy engine.
 -- --csv FILE and --json FILE write every measurement (iris.options).
 local ffi = require "ffi"
 local opts = iris.options(arg, {
   name = "bandwidth_bench",
   about = "put_block/get_block between two ranks' devices against the copy engine, same run",
-  usage = "mpirun -np 2 iris-lua " .. arg[0] .. " [size] [blocks | sweep | sizes] [threads] [loads in flight] [options]",
+  usage = "mpirun -np 2 iris-lua " .. arg[0] .. " [size] [blocks | sweep | sizes | sms] [threads] [loads in flight] [options]",
   positional = {
     { "size", "64MiB", "bytes moved one way", type = "bytes", gpu = "1GiB" },
-    { "mode", "", "blocks per launch (default: 8 on cpu, 2112 on GPUs), or sweep, or sizes", type = "string" },
+    { "mode", "", "blocks per launch (default: 8 on cpu, 2112 on GPUs), or sweep, sizes or sms", type = "string" },
     { "threads", 64, "threads per block", type = "integer", min = 1, max = 1024, gpu = 512 },
     { "in_flight", 4, "loads in flight per thread (IRIS_BLOCK_COPY_UNROLL)", type = "integer", min = 1 },
   },
@@ -23,8 +27,8 @@ local opts = iris.options(arg, {
 if not opts then return end
 local mode = opts.mode
 local default_blocks = opts.gpu and 2112 or 8
-if mode ~= "sweep" and mode ~= "sizes" and mode ~= "" and not (tonumber(mode) and tonumber(mode) >= 1 and tonumber(mode) % 1 == 0) then
-  iris.options.usage_error("the second argument is a number of blocks, sweep or sizes, got '%s'", mode)
+if mode ~= "sweep" and mode ~= "sizes" and mode ~= "sms" and mode ~= "" and not (tonumber(mode) and tonumber(mode) >= 1 and tonumber(mode) % 1 == 0) then
+  iris.options.usage_error("the second argument is a number of blocks, sweep, sizes or sms, got '%s'", mode)
 end
 local bytes = opts.size
 local size_text = iris.plot.bytes_text(bytes)
@@ -47,6 +51,16 @@ __global__ void push(const uint8_t* src, uint8_t* dst, size_t n, iris::Context c
 __global__ void pull(const uint8_t* src, uint8_t* dst, size_t n, iris::Context ctx, int peer) {
   size_t start, count; share(n, &start, &count);
   ctx.get_block(src + start, dst + start, count, peer);
+}
+// The staged forms, through `staging` bytes of dynamic shared memory (the bulk-copy unit on sm_90+).
+extern __shared__ __align__(128) unsigned char staging_buffer[];
+__global__ void push_staged(const uint8_t* src, uint8_t* dst, size_t n, iris::Context ctx, int peer, unsigned staging) {
+  size_t start, count; share(n, &start, &count);
+  ctx.put_block(src + start, dst + start, count, peer, iris::Staging{staging_buffer, staging});
+}
+__global__ void pull_staged(const uint8_t* src, uint8_t* dst, size_t n, iris::Context ctx, int peer, unsigned staging) {
+  size_t start, count; share(n, &start, &count);
+  ctx.get_block(src + start, dst + start, count, peer, iris::Staging{staging_buffer, staging});
 }
 ]]
 local modules = {} -- loads in flight -> compiled module
@@ -116,9 +130,55 @@ local function sizes_sweep(blocks, threads)
   end
 end
 
+-- What 1, 2, 4 ... blocks move, one per SM: the plain forms at their fullest block against the staged
+-- forms at two buffer sizes. GB/s per SM is the figure that says how few SMs a fused kernel can give
+-- its communication.
+local function sms_sweep(engine)
+  local sms = ctx:get_cu_count()
+  local counts, c = {}, 1
+  while c < sms do
+    counts[#counts + 1] = c
+    c = c * 2
+  end
+  counts[#counts + 1] = sms
+  local plain_threads = opts.gpu and 1024 or 64
+  local stagings = opts.gpu and { 48 * 1024, 192 * 1024 } or { 4096 }
+  local mod = module_for(8)
+  print(("backend %s, %s one way, blocks one per SM (%d SMs); copy engine %.1f GB/s"):format(ctx.backend, size_text,
+    sms, engine))
+  print(("plain: put_block/get_block, %d threads, 8 loads in flight; staged: the same with an iris::Staging buffer " ..
+    "(128 threads)"):format(plain_threads))
+  print(("%6s %-16s %9s %8s %8s %9s %8s %8s"):format("blocks", "form", "put GB/s", "per SM", "x engine", "get GB/s",
+    "per SM", "x engine"))
+  local progress = iris.progress(#counts * (1 + #stagings))
+  for _, blocks in ipairs(counts) do
+    local forms = { { name = "plain", cfg = { grid = blocks, block = plain_threads }, put = mod.push, get = mod.pull } }
+    for _, bytes_staged in ipairs(stagings) do
+      forms[#forms + 1] = { name = ("staged %s"):format(iris.plot.bytes_text(bytes_staged)), staging = bytes_staged,
+        cfg = { grid = blocks, block = 128, shared = bytes_staged }, put = mod.push_staged, get = mod.pull_staged }
+    end
+    for _, form in ipairs(forms) do
+      progress:step("%d blocks, %s", blocks, form.name)
+      local function launch(k)
+        if form.staging then k:launch(form.cfg, src, dst, bytes, ctx, peer, form.staging)
+        else k:launch(form.cfg, src, dst, bytes, ctx, peer) end
+      end
+      local put = gbs(iris.bench(function() launch(form.put) end))
+      local get = gbs(iris.bench(function() launch(form.get) end))
+      results[#results + 1] = { bytes = bytes, blocks = blocks, threads = form.cfg.block, in_flight = 8,
+        form = form.name, put_gbs = put, get_gbs = get, engine_gbs = engine }
+      print(("%6d %-16s %9.1f %8.2f %8.3f %9.1f %8.2f %8.3f"):format(blocks, form.name, put, put / blocks,
+        put / engine, get, get / blocks, get / engine))
+    end
+  end
+  progress:finish()
+end
+
 ctx:barrier()
 if ctx.rank == 0 and mode == "sizes" then
   sizes_sweep(default_blocks, opts.threads)
+elseif ctx.rank == 0 and mode == "sms" then
+  sms_sweep(copy_engine())
 elseif ctx.rank == 0 then
   local engine = copy_engine()
   if mode == "sweep" then
@@ -161,5 +221,5 @@ elseif ctx.rank == 0 then
   end
 end
 iris.options.write(opts, results, { setting = setting(),
-  columns = { "bytes", "blocks", "threads", "in_flight", "put_gbs", "get_gbs", "engine_gbs", "launched" } })
+  columns = { "bytes", "blocks", "threads", "in_flight", "form", "put_gbs", "get_gbs", "engine_gbs", "launched" } })
 ctx:barrier()

@@ -23,6 +23,8 @@ local options = iris.options(arg, {
     { "dtype", "bfloat16", "element type", type = "choice", choices = { "float16", "bfloat16", "float32" } },
     { "iters", 3, "timed calls per measurement; the median is reported", min = 1, gpu = 10 },
     { "warmup", 1, "untimed calls before them", min = 0, gpu = 3 },
+    { "comm_blocks", 16, "communication blocks of the ops that have them (matmul_all_gather's specialized, "
+      .. "all_gather_matmul's staged: the variants auto runs on GPUs)", min = 1 },
     { "validate", true, "check the fused result against the bulk-synchronous one (every element)", type = "boolean",
       gpu = false },
   },
@@ -108,16 +110,20 @@ OP.matmul_all_reduce = {
   fused = function(t) ctx.ops.matmul_all_reduce(t.out, t.a, t.b) end,
 }
 OP.matmul_all_reduce.bulk, OP.matmul_all_reduce.vendor = gemm_then("all_reduce")
+local comm = { comm_blocks = options.comm_blocks }
 OP.matmul_all_gather = { -- along dim 1: rank r's rows of C, as NCCL's all_gather lays them out
   shapes = function(s) return { a = { s.m / W, s.k }, b = { s.k, s.n }, out = { s.m, s.n }, tmp = { s.m / W, s.n } } end,
-  fused = function(t) ctx.ops.matmul_all_gather(t.out, t.a, t.b) end,
+  fused = function(t) ctx.ops.matmul_all_gather(t.out, t.a, t.b, comm) end,
+  -- What this rank's communication blocks move over the links: its M/W rows of C to every peer.
+  sent = function(s) return (W - 1) * (s.m / W) * s.n * element end,
 }
 OP.matmul_all_gather.bulk, OP.matmul_all_gather.vendor = gemm_then("all_gather")
 OP.all_gather_matmul = {
   shapes = function(s)
     return { a = { s.m, s.k / W }, b = { s.k, s.n }, out = { s.m, s.n }, tmp = { s.m, s.k }, stack = { W * s.m, s.k / W } }
   end,
-  fused = function(t) ctx.ops.all_gather_matmul(t.out, t.a, t.b) end,
+  fused = function(t) ctx.ops.all_gather_matmul(t.out, t.a, t.b, comm) end,
+  sent = function(s) return (W - 1) * s.m * (s.k / W) * element end, -- every peer's shard, fetched once
   bulk = function(t, out)
     ctx.ccl.all_gather(t.tmp, t.a, { dim = 2 })
     ctx.ops.matmul(out, t.tmp, t.b)
@@ -147,8 +153,9 @@ if me == 0 then
     W == 1 and "" or "s", ctx.backend, ctx.device_name or "?", ctx:get_cu_count(), dtype, options.iters))
   print("vendor: " .. (vendor.handle and "cuBLAS then NCCL" or "none: " .. vendor.why))
   if cublas.ok and not vendor.handle then print("the GEMM alone is compared with cuBLAS") end
-  print("bulk copy from <= 16 SMs (cp.async.bulk / TMA): not built; the fused ops communicate with the blocks' own "
-    .. "stores (docs/ops.md, 'What is missing')")
+  print(("link GB/s per SM: what the %d communication blocks of matmul_all_gather and all_gather_matmul moved over "
+    .. "the links, per block, over the fused call's time (their copies are staged through the bulk-copy unit on "
+    .. "sm_90+)"):format(options.comm_blocks))
 end
 local rows = {}
 -- Progress past 2 s (iris.progress, as ccl_bench's): a step per op and shape; cleared before each row.
@@ -157,8 +164,8 @@ for _, s in ipairs(shapes) do
   local flops = 2 * s.m * s.n * s.k
   if me == 0 then
     print(("\nM x N x K = %d x %d x %d (%.3g TFLOP per call)"):format(s.m, s.n, s.k, flops / 1e12))
-    print(("  %-22s %10s %8s %10s %10s %8s %10s %8s"):format("op", "fused ms", "TFLOP/s", "bulk ms", "vendor ms",
-      "TFLOP/s", "bulk/fus", "vend/fus"))
+    print(("  %-22s %10s %8s %10s %10s %8s %10s %8s %9s"):format("op", "fused ms", "TFLOP/s", "bulk ms", "vendor ms",
+      "TFLOP/s", "bulk/fus", "vend/fus", "GB/s/SM"))
   end
   for _, name in ipairs(ops_wanted) do
     local op = OP[name]
@@ -183,13 +190,15 @@ for _, s in ipairs(shapes) do
       end
     end
     progress:finish()
+    -- Only where blocks of their own communicate (the GPU's auto variants), and something crosses a link.
+    local per_sm = op.sent and W > 1 and ctx.backend ~= "cpu" and op.sent(s) / (fused_ms * 1e6) / options.comm_blocks or nil
     if me == 0 then
-      print(("  %-22s %s %8.4g %s %s %8s %s %s"):format(name, fmt(fused_ms), flops / (fused_ms * 1e9), fmt(bulk_ms),
+      print(("  %-22s %s %8.4g %s %s %8s %s %s %9s"):format(name, fmt(fused_ms), flops / (fused_ms * 1e9), fmt(bulk_ms),
         fmt(vendor_ms), vendor_ms and ("%8.4g"):format(flops / (vendor_ms * 1e9)) or "-", ratio(bulk_ms, fused_ms),
-        ratio(vendor_ms, fused_ms)))
+        ratio(vendor_ms, fused_ms), per_sm and ("%9.2f"):format(per_sm) or "-"))
     end
     rows[#rows + 1] = { op = name, m = s.m, n = s.n, k = s.k, fused_ms = fused_ms, bulk_ms = bulk_ms,
-      vendor_ms = vendor_ms, fused_tflops = flops / (fused_ms * 1e9) }
+      vendor_ms = vendor_ms, fused_tflops = flops / (fused_ms * 1e9), link_gbs_per_sm = per_sm }
     for _, key in ipairs { "stack", "tmp", "out", "b", "a" } do
       if t[key] then t[key]:free() end
     end
@@ -212,5 +221,5 @@ for _, s in ipairs(shapes) do
 end
 if vendor.handle then reference.close(vendor) end
 iris.options.write(options, rows, { columns = { "op", "m", "n", "k", "fused_ms", "bulk_ms", "vendor_ms",
-  "fused_tflops" }, setting = { ranks = W, backend = ctx.backend, device = ctx.device_name, dtype = dtype,
+  "fused_tflops", "link_gbs_per_sm" }, setting = { ranks = W, backend = ctx.backend, device = ctx.device_name, dtype = dtype,
   vendor = vendor.handle and "cuBLAS+NCCL" or vendor.why } })

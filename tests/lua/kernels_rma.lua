@@ -5,7 +5,7 @@ local rank, world = ctx.rank, ctx.world_size
 
 local CTYPES = { int8 = "int8_t", float16 = "iris::half", bfloat16 = "iris::bfloat16", float32 = "float" }
 local DTYPES = { "int8", "float16", "bfloat16", "float32" }
-local SIZES = { 1, 7, 4099 }
+local SIZES = { 1, 7, 4099, 65536 }
 
 -- The value rank r holds at index i: a small integer, exact in every tested type.
 local function pattern(r, i) return (r * 37 + i) % 100 - 50 end
@@ -60,6 +60,23 @@ __global__ void copy_block_SUFFIX(const T* src, T* out, long n, iris::Context ct
   long start, count; block_share(n, &start, &count);
   ctx.copy_block(src + start, out + peer * n + start, count, peer, ctx.rank);
 }
+// The staged forms through a small buffer (two slots of 384 bytes), so a block's share passes through
+// each slot many times; on sm_90+ the bulk-copy unit moves the aligned middle.
+__global__ void put_block_staged_SUFFIX(const T* src, T* dst, long n, iris::Context ctx, int peer) {
+  __shared__ __align__(128) unsigned char buf[1024];
+  long start, count; block_share(n, &start, &count);
+  ctx.put_block(src + start, dst + ctx.rank * n + start, count, peer, iris::Staging{buf, sizeof buf});
+}
+__global__ void get_block_staged_SUFFIX(const T* src, T* out, long n, iris::Context ctx, int peer) {
+  __shared__ __align__(128) unsigned char buf[1024];
+  long start, count; block_share(n, &start, &count);
+  ctx.get_block(src + start, out + peer * n + start, count, peer, iris::Staging{buf, sizeof buf});
+}
+__global__ void copy_block_staged_SUFFIX(const T* src, T* out, long n, iris::Context ctx, int peer) {
+  __shared__ __align__(128) unsigned char buf[1024];
+  long start, count; block_share(n, &start, &count);
+  ctx.copy_block(src + start, out + peer * n + start, count, peer, ctx.rank, iris::Staging{buf, sizeof buf});
+}
 ]]
 local source = { helpers }
 for _, dtype in ipairs(DTYPES) do
@@ -67,9 +84,10 @@ for _, dtype in ipairs(DTYPES) do
 end
 local mod = iris.compile(table.concat(source))
 
-local PUSHES = { "store", "put", "copy_push", "put_block" }
-local PULLS = { "load", "get", "copy_pull", "get_block", "copy_block" }
-local BLOCK_OPS = { put_block = true, get_block = true, copy_block = true }
+local PUSHES = { "store", "put", "copy_push", "put_block", "put_block_staged" }
+local PULLS = { "load", "get", "copy_pull", "get_block", "copy_block", "get_block_staged", "copy_block_staged" }
+local BLOCK_OPS = { put_block = true, get_block = true, copy_block = true, put_block_staged = true,
+  get_block_staged = true, copy_block_staged = true }
 
 -- Row r of `out` (world rows of n) must hold rank r's pattern.
 local function check_rows(out, n, what)

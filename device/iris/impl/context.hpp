@@ -79,6 +79,20 @@ IRIS_DEVICE void Context::copy_block(const T* src, T* dst, size_t count, int fro
   ::iris::copy_block(src, dst, count, from_rank, to_rank, rank, heap_bases);
 }
 
+template <class T>
+IRIS_DEVICE void Context::put_block(const T* src, T* dst, size_t count, int to_rank, const Staging& staging) const {
+  ::iris::put_block(src, dst, count, rank, to_rank, heap_bases, staging);
+}
+template <class T>
+IRIS_DEVICE void Context::get_block(const T* src, T* dst, size_t count, int from_rank, const Staging& staging) const {
+  ::iris::get_block(src, dst, count, rank, from_rank, heap_bases, staging);
+}
+template <class T>
+IRIS_DEVICE void Context::copy_block(const T* src, T* dst, size_t count, int from_rank, int to_rank,
+                                     const Staging& staging) const {
+  ::iris::copy_block(src, dst, count, from_rank, to_rank, rank, heap_bases, staging);
+}
+
 }  // namespace iris
 
 #endif  // IRIS_IMPL_CONTEXT_HPP

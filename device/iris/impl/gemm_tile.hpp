@@ -235,6 +235,8 @@ IRIS_DEVICE ccl::Tile tile(int64_t index, int64_t m, int64_t n, int group_m) {
   return t;
 }
 
+IRIS_DEVICE Staging staging() { return Staging{detail::arena(), static_cast<unsigned int>(kSharedBytes)}; }
+
 }  // namespace gemm
 }  // namespace iris
 

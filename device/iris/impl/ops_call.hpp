@@ -103,6 +103,27 @@ IRIS_DEVICE void copy_rows(const T* src, int64_t src_stride, T* dst, int64_t dst
   }
 }
 
+// rows x cols elements of src to each of `dests` destinations (dest(d): where row 0 goes, rows
+// `dst_stride` apart), staged through `staging` by the bulk-copy unit where it can (sm_90+, rows on
+// 16-byte boundaries: impl/staged_copy.hpp), so a few communication blocks keep the links busy; else
+// copy_rows per destination. Synchronizes the block. With `completion` read the writes may still be in
+// flight when it returns: finish_sends() before the block reports them (mark_done, the call's end()).
+template <class T, class Dest>
+IRIS_DEVICE void send_rows(const T* src, int64_t src_stride, const Dest& dest, int dests, int64_t dst_stride,
+                           int64_t rows, int64_t cols, const Staging& staging,
+                           ::iris::detail::staged::Completion completion) {
+  const auto bytes_of = [&](int d) { return reinterpret_cast<uint8_t*>(dest(d)); };
+  const int64_t size = static_cast<int64_t>(sizeof(T));
+  if (::iris::detail::staged::copy_rows_bulk(reinterpret_cast<const uint8_t*>(src), src_stride * size, bytes_of, dests,
+                                             dst_stride * size, rows, cols * size, staging, completion)) {
+    return;
+  }
+  for (int d = 0; d < dests; ++d) copy_rows(src, src_stride, dest(d), dst_stride, rows, cols);
+  __syncthreads();
+}
+using ::iris::detail::staged::Completion;
+IRIS_DEVICE void finish_sends() { ::iris::detail::staged::await_writes(); }
+
 // Runs `statement` with T the element type of dtype number `dtype` (ccl's numbering; ops take the
 // three float types).
 #define IRIS_OPS_FOR_DTYPE(dtype, T, statement)               \
