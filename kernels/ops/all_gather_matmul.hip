@@ -3,7 +3,8 @@
 // with this rank's own shard (no waiting), then takes the peers' in rotated order:
 //   pull:   the GEMM reads each peer's shard straight from its heap (Iris's example 14, pull model)
 //   staged: blocks [0, copy_blocks) copy the peers' shards, 128 rows at a time, into a local buffer
-//           (through their GEMM arena with the bulk-copy unit on sm_90+) and flag each piece; the GEMM blocks after them multiply each piece once it is there, so
+//           (rows of 2 KiB or more through their GEMM arena by the bulk-copy unit on sm_90+:
+//           ops::send_rows) and flag each piece; the GEMM blocks after them multiply each piece once it is there, so
 //           every remote byte crosses the link once instead of once per column of tiles
 // Peers' shards are ready once they arrived (the call protocol); the call ends when every member has
 // delivered, so no peer still reads this rank's shard afterwards.

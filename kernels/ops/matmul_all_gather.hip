@@ -13,9 +13,9 @@ namespace {
 
 using namespace iris;
 
-// Copies this rank's finished `tile` of `mine` into the same place of every peer's copy, staged
-// through the block's GEMM arena (on sm_90+ the bulk-copy unit reads the tile once and writes it to
-// every peer). Returns with the writes in flight: the block calls ops::finish_sends() before it is done.
+// Copies this rank's finished `tile` of `mine` into the same place of every peer's copy (ops::send_rows:
+// a tile's rows, 128 elements, are short enough that the threads copy them; wider rows would go through
+// the GEMM arena by the bulk-copy unit). The block calls ops::finish_sends() before it is done.
 template <class T>
 __device__ void send_to_peers(const ccl::Team& team, const ccl::View<T>& mine, const ccl::Tile& tile) {
   const T* from = mine.ptr + tile.row * mine.stride + tile.col;

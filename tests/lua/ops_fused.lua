@@ -78,25 +78,37 @@ iris.test("matmul_all_gather: push and specialized, dim 1 and 2", function()
   end
 end)
 
-iris.test("all_gather_matmul: pull and staged", function()
-  local bv = g.values(0, W * K, N, 2)
-  local b = ctx:zeros({ W * K, N }, "float32")
+-- all_gather_matmul of m x k shards (dtype) against the product of the gathered A in Lua.
+local function check_all_gather_matmul(m, n, k, dtype, variants)
+  local bv = g.values(0, W * k, n, 2)
+  local b = ctx:zeros({ W * k, n }, dtype)
   g.fill(b, bv)
   -- Row i of the gathered A is [row i of rank 0's shard, row i of rank 1's, ...].
   local gathered = {}
   for r = 0, W - 1 do
-    local shard = g.values(r, M, K, 1)
-    for i = 0, M - 1 do
-      for kk = 0, K - 1 do gathered[i * W * K + r * K + kk + 1] = shard[i * K + kk + 1] end
+    local shard = g.values(r, m, k, 1)
+    for i = 0, m - 1 do
+      for kk = 0, k - 1 do gathered[i * W * k + r * k + kk + 1] = shard[i * k + kk + 1] end
     end
   end
-  local expected = g.matmul(gathered, bv, M, N, W * K)
-  for _, variant in ipairs { "pull", "staged" } do
-    local a, out = ctx:zeros({ M, K }, "float32"), ctx:zeros({ M, N }, "float32")
-    g.fill(a, g.values(me, M, K, 1))
+  local expected = g.matmul(gathered, bv, m, n, W * k)
+  for _, variant in ipairs(variants) do
+    local a, out = ctx:zeros({ m, k }, dtype), ctx:zeros({ m, n }, dtype)
+    g.fill(a, g.values(me, m, k, 1))
     ctx.ops.all_gather_matmul(out, a, b, { variant = variant })
-    g.check(ctx, out, expected, "all_gather_matmul " .. variant)
+    g.check(ctx, out, expected, ("all_gather_matmul %s %s %dx%dx%d"):format(variant, dtype, m, n, k))
   end
+end
+
+iris.test("all_gather_matmul: pull and staged", function()
+  check_all_gather_matmul(M, N, K, "float32", { "pull", "staged" })
+end)
+
+-- Shards whose rows are 2 KiB or more: staged copies them with the bulk-copy unit on sm_90+ (ops::send_rows),
+-- 130 rows (a partial second piece of 128).
+iris.test("all_gather_matmul: staged with rows for the bulk-copy unit", function()
+  check_all_gather_matmul(130, 24, 520, "float32", { "staged" })
+  check_all_gather_matmul(130, 24, 1048, "bfloat16", { "staged" })
 end)
 
 iris.test("matmul_reduce_scatter: dim 1 and 2", function()

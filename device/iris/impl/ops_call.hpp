@@ -103,18 +103,26 @@ IRIS_DEVICE void copy_rows(const T* src, int64_t src_stride, T* dst, int64_t dst
   }
 }
 
+// Rows shorter than this go by the threads. The bulk unit takes about 40 ns per copy of a few KiB or
+// less, whatever its size: a GEMM tile's 128 rows of 256 bytes cost 10 to 12 us staged against 1.8 us
+// for the threads' copy_rows (16 blocks, one H200; docs/perf.md, "Copies from a few SMs"). From about 2
+// KiB a row the unit moves more per SM than the threads do.
+constexpr int64_t kBulkRowBytes = 2048;
+
 // rows x cols elements of src to each of `dests` destinations (dest(d): where row 0 goes, rows
-// `dst_stride` apart), staged through `staging` by the bulk-copy unit where it can (sm_90+, rows on
-// 16-byte boundaries: impl/staged_copy.hpp), so a few communication blocks keep the links busy; else
-// copy_rows per destination. Synchronizes the block. With `completion` read the writes may still be in
-// flight when it returns: finish_sends() before the block reports them (mark_done, the call's end()).
+// `dst_stride` apart): rows of kBulkRowBytes or more staged through `staging` by the bulk-copy unit
+// where it can (sm_90+, rows on 16-byte boundaries: impl/staged_copy.hpp), read once for every
+// destination, so a few communication blocks keep the links busy; else copy_rows per destination.
+// Synchronizes the block. With `completion` read the writes may still be in flight when it returns:
+// finish_sends() before the block reports them (mark_done, the call's end()).
 template <class T, class Dest>
 IRIS_DEVICE void send_rows(const T* src, int64_t src_stride, const Dest& dest, int dests, int64_t dst_stride,
                            int64_t rows, int64_t cols, const Staging& staging,
                            ::iris::detail::staged::Completion completion) {
   const auto bytes_of = [&](int d) { return reinterpret_cast<uint8_t*>(dest(d)); };
   const int64_t size = static_cast<int64_t>(sizeof(T));
-  if (::iris::detail::staged::copy_rows_bulk(reinterpret_cast<const uint8_t*>(src), src_stride * size, bytes_of, dests,
+  if (cols * size >= kBulkRowBytes &&
+      ::iris::detail::staged::copy_rows_bulk(reinterpret_cast<const uint8_t*>(src), src_stride * size, bytes_of, dests,
                                              dst_stride * size, rows, cols * size, staging, completion)) {
     return;
   }

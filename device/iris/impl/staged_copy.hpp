@@ -26,9 +26,15 @@ namespace staged {
 // while the link drains the last one.
 enum class Completion { written, read };
 
+// The slots' size aimed at, tunable per compile (iris.compile(src, {defines = {IRIS_STAGED_SLOT_BYTES =
+// 16384}})); docs/perf.md has the measurements.
+#ifndef IRIS_STAGED_SLOT_BYTES
+#define IRIS_STAGED_SLOT_BYTES 8192
+#endif
+
 constexpr unsigned int kHeaderBytes = 128;  // the mbarriers; slots start 128-byte aligned after them
 constexpr unsigned int kMaxSlots = 8;
-constexpr unsigned int kSlotTarget = 8 * 1024;  // slots at least this large, when the buffer allows
+constexpr unsigned int kSlotTarget = IRIS_STAGED_SLOT_BYTES;  // slots at least this large, when the buffer allows
 
 // How the buffer is cut: as many slots of kSlotTarget bytes as fit (2 to kMaxSlots: two is the least
 // that overlaps one chunk's load with another's stores), each a multiple of 128 bytes.
@@ -63,7 +69,15 @@ IRIS_DEVICE unsigned int shared_address(const void* p) { return static_cast<unsi
 // Orders this thread's generic-proxy accesses (plain loads and stores, to global and shared memory)
 // against the bulk unit's (the async proxy), both ways. Without it the unit may read a tile before the
 // stores that wrote it, or the block may signal before the unit's writes.
+// IRIS_STAGED_FENCE 1 (an experiment's knob, docs/experiments/staged_tiles.lua): the two state spaces'
+// fences instead of the fence over all of them.
+#if defined(IRIS_STAGED_FENCE) && IRIS_STAGED_FENCE == 1
+IRIS_DEVICE void proxy_fence() {
+  asm volatile("fence.proxy.async.global;\nfence.proxy.async.shared::cta;\n" ::: "memory");
+}
+#else
 IRIS_DEVICE void proxy_fence() { asm volatile("fence.proxy.async;\n" ::: "memory"); }
+#endif
 
 IRIS_DEVICE void init_barrier(uint64_t* bar) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(shared_address(bar)) : "memory");
