@@ -17,7 +17,7 @@ __device__ __noinline__ void run(const detail::Call& call, T* data, long rows, l
   for (int64_t i = blockIdx.x; i < t.tiles(block_m, block_n); i += gridDim.x) {
     const Tile tl = tile(i, t, block_m, block_n);
     const detail::TileEvent traced(iris::event::copy, tl, sizeof(T));
-    for (int m = 1; m < team.size; ++m) copy_tile(team.ctx, tl, View<const T>(t), root, t, detail::rotated(team, m));
+    detail::copy_to(team, tl, View<const T>(t), root, t, detail::kEveryPeer);  // read once, written to each
   }
 }
 

@@ -18,10 +18,7 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
   uint64_t ordinal = 0;
   for (int64_t t = blockIdx.x; t < gemm::tiles(m, n); t += gridDim.x) {
     const ccl::Tile tile = gemm::tile(t, m, n);
-    gemm::Accumulator acc;
-    gemm::clear(acc);
-    gemm::multiply(acc, A, B, tile.row, tile.col);
-    gemm::store(acc, out, tile);
+    ops::tile_product(A, B, tile.row, tile.col, out, tile);  // registers of its own (ops_call.hpp)
     ops::for_each_subtile(tile, m, n, [&](const ccl::Tile& sub) {
       const ops::CallSync sync{&call, ordinal++, true};
       switch (variant) {

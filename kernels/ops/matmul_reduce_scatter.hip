@@ -23,10 +23,8 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
     const ccl::Tile tile = gemm::tile(t, cm, cn);
     for (int i = 1; i <= team.size; ++i) {  // this rank's own chunk last
       const int j = (team.index + i) % team.size;
-      gemm::Accumulator acc;
-      gemm::clear(acc);
-      gemm::multiply(acc, A, B, tile.row + (dim == 1 ? j * cm : 0), tile.col + (dim == 1 ? 0 : j * cn));
-      gemm::store(acc, partials.chunk(j), tile);
+      ops::tile_product(A, B, tile.row + (dim == 1 ? j * cm : 0), tile.col + (dim == 1 ? 0 : j * cn),
+                        partials.chunk(j), tile);  // registers of its own (ops_call.hpp)
     }
     ops::for_each_subtile(tile, cm, cn, [&](const ccl::Tile& sub) {
       ccl::reduce_scatter(team, sub, partials, result, ops::CallSync{&call, ordinal++, true});

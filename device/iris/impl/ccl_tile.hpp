@@ -97,7 +97,12 @@ __device__ __noinline__ void reduce_to(Team team, Tile tile, View<const S> src, 
   }
 }
 
-// The tile of `src` on `from_rank` into `dst` on `to_rank` (every member but this rank when to_rank < 0).
+// copy_to's destinations besides one rank.
+constexpr int kEveryPeer = -1;    // every member but this rank
+constexpr int kEveryMember = -2;  // every member, this rank first
+
+// The tile of `src` on `from_rank` into `dst` on `to_rank`, or on several ranks (kEveryPeer,
+// kEveryMember): read once, written to each.
 template <class S>
 __device__ __noinline__ void copy_to(Team team, Tile tile, View<const S> src, int from_rank, View<S> dst, int to_rank) {
   const Shape s = shape_of<S>(tile);
@@ -108,7 +113,9 @@ __device__ __noinline__ void copy_to(Team team, Tile tile, View<const S> src, in
   if (to_rank >= 0) {
     f.store(on(team, dst.ptr, to_rank), to, s, plain());
   } else {
-    for (int i = 1; i < team.size; ++i) f.store(on(team, dst.ptr, rotated(team, i)), to, s, plain());
+    for (int i = to_rank == kEveryMember ? 0 : 1; i < team.size; ++i) {
+      f.store(on(team, dst.ptr, rotated(team, i)), to, s, plain());
+    }
   }
 }
 
@@ -223,8 +230,7 @@ template <class S, class Sync>
 __device__ __noinline__ void gather_all(Team team, Tile tile, View<const S> src, View<S> dst, Sync sync) {
   publish(sync, kReady);
   wait_members(team, sync, kReady);
-  copy_to(team, tile, src, team.rank(), dst.chunk(team.index), team.rank());
-  copy_to(team, tile, src, team.rank(), dst.chunk(team.index), -1);
+  copy_to(team, tile, src, team.rank(), dst.chunk(team.index), kEveryMember);
   publish(sync, kDone);
   wait_members(team, sync, kDone);
 }
