@@ -60,11 +60,7 @@ local element = ctx:zeros(1, dtype):element_size()
 local function human(bytes) return ffi.string(C.iris_human_bytes(bytes)) end
 
 -- The slowest rank's value (every rank gets it).
-local function slowest(value)
-  local worst = value
-  for r = 0, W - 1 do worst = math.max(worst, ctx:broadcast(value, r)) end
-  return worst
-end
+local function slowest(value) return require("iris.broadcast").slowest(value, "ccl_bench: the slowest rank") end
 
 -- Milliseconds per call of fn: batches of back-to-back calls, as many as last BATCH_SECONDS (rank
 -- 0's estimate, so every rank makes the same calls), median over `repeats` batches.

@@ -52,11 +52,7 @@ for _, s in ipairs(shapes) do heap = math.max(heap, (4 * s.m * s.k + s.k * s.n +
 local ctx = iris.init { heap_size = heap + 64 * 1024 * 1024 }
 local me = ctx.rank
 
-local function slowest(value)
-  local worst = value
-  for r = 0, W - 1 do worst = math.max(worst, ctx:broadcast(value, r)) end
-  return worst
-end
+local function slowest(value) return require("iris.broadcast").slowest(value, "ops_bench: the slowest rank") end
 
 local function timed(fn)
   ctx:synchronize()

@@ -155,4 +155,19 @@ function M.from_every_rank(value, op)
   return out
 end
 
+-- The largest of every rank's number, or for a list of numbers (the same length on every rank) the
+-- largest of each entry: the slowest rank's times, in one exchange. `op` as from_every_rank's.
+function M.slowest(value, op)
+  local all = M.from_every_rank(value, op)
+  local worst = type(value) == "table" and {} or -math.huge
+  for r = 0, C.iris_world_size() - 1 do
+    if type(value) == "table" then
+      for i, v in ipairs(all[r]) do worst[i] = math.max(worst[i] or -math.huge, v) end
+    else
+      worst = math.max(worst, all[r])
+    end
+  end
+  return worst
+end
+
 return M

@@ -12,7 +12,7 @@ local testing = require "iris.testing"
 local json = require "iris.json"
 local options = require "iris.options"
 local is_tensor = require("iris.tensor").is_tensor
-local from_every_rank = require("iris.broadcast").from_every_rank
+local slowest = require("iris.broadcast").slowest
 local C = ffi.C
 
 local H = {}
@@ -165,12 +165,7 @@ end
 
 -- The slowest rank's value of each entry of `values` (a list, the same length on every rank).
 function Check:slowest(values)
-  local worst = {}
-  local all = from_every_rank(values, "lab check: every rank's times")
-  for r = 0, self.ctx.world_size - 1 do
-    for i, v in ipairs(all[r]) do worst[i] = math.max(worst[i] or -math.huge, v) end
-  end
-  return worst
+  return slowest(values, "lab check: every rank's times")
 end
 
 local function median(list)
