@@ -1,7 +1,8 @@
 -- Experiment (docs/perf.md, "Copies from a few SMs"): what one staged copy of a GEMM tile (128 rows of
 -- 256 bytes, bfloat16) costs, against the threads' loop, when 16 blocks send tile after tile to a peer
--- (ctx.ops.matmul_all_gather's communication blocks). Ways: 0 the threads' copy_rows, 1 staged with the
--- writes left in flight (Completion::read), 2 staged and waited for (written); and the slot size.
+-- (ctx.ops.matmul_all_gather's communication blocks). Ways: 0 the threads' copy_rows (4 loads in flight
+-- each), 3 the same with 8, 1 staged with the writes left in flight (Completion::read), 2 staged and
+-- waited for (written); and the slot size.
 --   IRIS_BACKEND=cuda mpirun -np 2 iris-lua docs/experiments/staged_tiles.lua [blocks] [MiB]
 local blocks = tonumber(arg[1]) or 16
 local mib = tonumber(arg[2]) or 64
@@ -17,8 +18,9 @@ __global__ void IRIS_GEMM_KERNEL send_tiles(const iris::bfloat16* src, iris::bfl
     const long offset = (t / tiles_n) * 128 * cols + (t % tiles_n) * 128;
     const iris::bfloat16* from = src + offset;
     iris::bfloat16* to = ctx.translate(dst + offset, peer);
-    if (way == 0) {
-      ops::copy_rows(from, cols, to, cols, 128, 128);
+    if (way == 0 || way == 3) {  // the threads: 4 (ctx.ops's) or 8 loads in flight each
+      if (way == 0) ops::copy_rows(from, cols, to, cols, 128, 128);
+      else ops::copy_rows<iris::bfloat16, 8>(from, cols, to, cols, 128, 128);
       __syncthreads();
     } else {
       // The bulk unit directly (ops::send_rows leaves rows this short to the threads); the threads
@@ -48,7 +50,7 @@ ctx:barrier()
 if ctx.rank == 0 then
   print(("%d blocks send %d tiles of 32 KiB (%d MiB) to rank %d; per block: %d tiles"):format(blocks, tiles, mib, peer, tiles / blocks))
   print(("%-28s %9s %10s %12s"):format("way", "GB/s", "GB/s/SM", "us per tile"))
-  local ways = { { "threads' copy_rows", 0, 8192 } }
+  local ways = { { "threads' copy_rows", 0, 8192 }, { "threads, 8 loads in flight", 3, 8192 } }
   for _, slot in ipairs { 4096, 8192, 16384 } do
     ways[#ways + 1] = { ("staged, in flight, %d B"):format(slot), 1, slot }
     ways[#ways + 1] = { ("staged, written, %d B"):format(slot), 2, slot }

@@ -19,18 +19,25 @@ IRIS_DEVICE unsigned int block_thread_count() { return blockDim.x * blockDim.y *
 #define IRIS_BLOCK_COPY_UNROLL 4
 #endif
 
-// n 16-byte chunks, IRIS_BLOCK_COPY_UNROLL in flight per thread.
-IRIS_DEVICE void copy_chunks16(const uint4* src, uint4* dst, size_t n, size_t t, size_t stride) {
-  constexpr int kInFlight = IRIS_BLOCK_COPY_UNROLL;
-  size_t i = t;
-  for (; i + (kInFlight - 1) * stride < n; i += kInFlight * stride) {
-    uint4 v[kInFlight];
+// n 16-byte chunks, chunk i read at from(i) and written at to(i): this thread takes chunks t, t + stride,
+// ..., InFlight loads at a time before their stores.
+template <int InFlight, class From, class To>
+IRIS_DEVICE void copy_chunks16_at(int64_t n, int64_t t, int64_t stride, const From& from, const To& to) {
+  int64_t i = t;
+  for (; i + (InFlight - 1) * stride < n; i += InFlight * stride) {
+    uint4 v[InFlight];
 #pragma unroll
-    for (int k = 0; k < kInFlight; ++k) v[k] = src[i + k * stride];
+    for (int k = 0; k < InFlight; ++k) v[k] = *from(i + k * stride);
 #pragma unroll
-    for (int k = 0; k < kInFlight; ++k) dst[i + k * stride] = v[k];
+    for (int k = 0; k < InFlight; ++k) *to(i + k * stride) = v[k];
   }
-  for (; i < n; i += stride) dst[i] = src[i];
+  for (; i < n; i += stride) *to(i) = *from(i);
+}
+
+// n contiguous 16-byte chunks, IRIS_BLOCK_COPY_UNROLL in flight per thread.
+IRIS_DEVICE void copy_chunks16(const uint4* src, uint4* dst, size_t n, size_t t, size_t stride) {
+  copy_chunks16_at<IRIS_BLOCK_COPY_UNROLL>(static_cast<int64_t>(n), static_cast<int64_t>(t), static_cast<int64_t>(stride),
+                                           [src](int64_t i) { return src + i; }, [dst](int64_t i) { return dst + i; });
 }
 
 // `to_another_rank`: dst is in another rank's heap (the cpu backend's weak memory model holds back

@@ -69,8 +69,8 @@ __device__ __noinline__ void tile_product(gemm::Matrix<T> a, gemm::Matrix<T> b, 
 }
 
 // rows x cols elements from src (rows `src_stride` apart) to dst (`dst_stride` apart), either in any rank's
-// heap: whole 16-byte chunks spread over the block's threads, several in flight each, where both allow.
-template <class T>
+// heap: whole 16-byte chunks spread over the block's threads, InFlight in flight each, where both allow.
+template <class T, int InFlight = 4>
 IRIS_DEVICE void copy_rows(const T* src, int64_t src_stride, T* dst, int64_t dst_stride, int64_t rows, int64_t cols) {
   constexpr int V = static_cast<int>(16 / sizeof(T));
   const int t = ccl::detail::thread_index(), threads = ccl::detail::thread_count();
@@ -81,26 +81,11 @@ IRIS_DEVICE void copy_rows(const T* src, int64_t src_stride, T* dst, int64_t dst
     for (int64_t e = t; e < rows * cols; e += threads) dst[(e / cols) * dst_stride + e % cols] = src[(e / cols) * src_stride + e % cols];
     return;
   }
-  constexpr int kInFlight = 4;
-  const int64_t per_row = cols / V, chunks = rows * per_row;
-  int64_t c = t;
-  for (; c + (kInFlight - 1) * threads < chunks; c += kInFlight * threads) {
-    uint4 v[kInFlight];
-#pragma unroll
-    for (int i = 0; i < kInFlight; ++i) {
-      const int64_t at = c + i * threads;
-      v[i] = *reinterpret_cast<const uint4*>(src + (at / per_row) * src_stride + (at % per_row) * V);
-    }
-#pragma unroll
-    for (int i = 0; i < kInFlight; ++i) {
-      const int64_t at = c + i * threads;
-      *reinterpret_cast<uint4*>(dst + (at / per_row) * dst_stride + (at % per_row) * V) = v[i];
-    }
-  }
-  for (; c < chunks; c += threads) {
-    *reinterpret_cast<uint4*>(dst + (c / per_row) * dst_stride + (c % per_row) * V) =
-        *reinterpret_cast<const uint4*>(src + (c / per_row) * src_stride + (c % per_row) * V);
-  }
+  const int64_t per_row = cols / V;
+  ::iris::detail::copy_chunks16_at<InFlight>(
+      rows * per_row, t, threads,
+      [=](int64_t c) { return reinterpret_cast<const uint4*>(src + (c / per_row) * src_stride + (c % per_row) * V); },
+      [=](int64_t c) { return reinterpret_cast<uint4*>(dst + (c / per_row) * dst_stride + (c % per_row) * V); });
 }
 
 // Rows shorter than this go by the threads. The bulk unit takes about 40 ns per copy of a few KiB or
