@@ -6,7 +6,9 @@
 #   ./gemm_lab [MxNxK ...]
 # Each variant is a kernel like ctx.ops.matmul's built against a device header folder with its own
 # flags: -DMINB=2 adds __launch_bounds__(256, 2) to the kernel; the ops_* variants compile a copy of
-# kernels/ops/matmul.hip (-DKFILE=...) itself. Every variant's result is checked against cuBLAS.
+# kernels/ops/matmul.hip (-DKFILE=...) itself; the wide_* variants are wide_128x256.cu (a 128 x 256
+# tile, for reference; -DSTAGES=n). Every variant's result is checked against cuBLAS. variants.sh
+# rebuilds the split-k and wgmma variants of docs/perf.md from the patches here.
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
@@ -23,7 +25,7 @@ for spec in "$@"; do
   shift 2
   echo "DECL($name)" >> "$out/variants.inc"
   src=$here/variant.cu.in
-  case "$name" in ops*) src=$here/variant_ops.cu.in ;; esac
+  case "$name" in ops*) src=$here/variant_ops.cu.in ;; wide*) src=$here/wide_128x256.cu ;; esac
   "$NVCC" -arch=sm_90a -std=c++17 -O3 -I"$dev" -DKNAME=k_$name -DVNAME=$name -Dops_matmul=ops_matmul_$name "$@" \
     -include "$dev/iris/iris.hpp" -Xptxas -v -x cu -c "$src" -o "$out/v_$name.o" 2>&1 | grep -E "registers|spill" | sed "s/^/$name: /"
   objs+=("$out/v_$name.o")
