@@ -93,10 +93,14 @@ IRIS_DEVICE Matrix<T> matrix(const T* ptr, int64_t rows, int64_t cols, int64_t r
   return Matrix<T>{ptr, rows, cols, row_stride, col_stride};
 }
 
-// A thread's share of the block's kTileM x kTileN float tile.
+// A thread's share of the block's kTileM x kTileN float tile. Which element of the tile v[e] is depends
+// on the instruction that computed it, and on sm_90a a kernel has two (wgmma for 16-bit inputs,
+// mma.sync for float32): `layout` records it (clear() and multiply() set it, the same in every thread),
+// and for_each and the stores follow it. One accumulator takes one input type between clear()s.
 struct Accumulator {
   static constexpr int kElements = kTileM * kTileN / kThreads;
   float v[kElements];
+  int layout;
 };
 
 IRIS_DEVICE void clear(Accumulator& acc);

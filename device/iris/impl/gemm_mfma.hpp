@@ -104,7 +104,7 @@ IRIS_DEVICE void compute_step(Accumulator& acc, const uint8_t* a, const uint8_t*
   for (int ti = 0; ti < 4; ++ti) save_tile(acc, ti, c[ti]);
 }
 
-IRIS_DEVICE void position(int e, int& i, int& j) {
+IRIS_DEVICE void position(const Accumulator&, int e, int& i, int& j) {  // one layout on AMD
   const int t = thread_index(), wave = t / 64, lane = t % 64;
   const int ti = e / 16, r = e % 16;
   i = (wave / 2) * 64 + (ti / 2) * 32 + 8 * (r / 4) + 4 * (lane / 32) + r % 4;

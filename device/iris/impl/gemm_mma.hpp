@@ -5,6 +5,14 @@
 // Eight warps cover the 128 x 128 tile as 2 (m) x 4 (n) warp tiles of 64 x 32: per step of 16 (16-bit
 // inputs) or 8 (float, as tf32) of k, a warp holds 4 A fragments (m16) and 4 B fragments (n8) and
 // issues 16 mma. Accumulator element e of a thread is mma tile (e / 16, e / 4 % 4), register e % 4.
+//
+// On sm_90a (IRIS_GEMM_WGMMA, gemm_layout.hpp) 16-bit inputs take Hopper's wgmma instead: the two
+// warpgroups (warps 0-3, 4-7) each compute 64 rows x all 128 columns as wgmma m64n128k16 reading both
+// operands from the staged tiles through shared-memory descriptors, two per stage, so no fragments are
+// loaded into registers (0.52-0.56 x cuBLAS against mma.sync's 0.35-0.43 x at two blocks per SM on an
+// H200, docs/perf.md "The GEMM tile"). Accumulator element e of a thread is then warp w's rows
+// 16 w .. 16 w + 15, columns 8 (e / 4) .. + 7, in the m16n8 C fragment's order (register e % 4).
+// float32 stays on mma.sync there, so one kernel can hold both layouts (Accumulator::layout).
 #ifndef IRIS_IMPL_GEMM_MMA_HPP
 #define IRIS_IMPL_GEMM_MMA_HPP
 
@@ -199,7 +207,7 @@ struct StepPlan {
 };
 
 template <class T>
-IRIS_DEVICE StepPlan plan_steps(bool a_k_major, bool b_k_major) {
+IRIS_DEVICE StepPlan fragment_plan(bool a_k_major, bool b_k_major) {
   StepPlan p{a_k_major, b_k_major, {}, {}};
   if constexpr (sizeof(T) == 2) {
     const int t = thread_index(), warp = t / 32, lane = t % 32;
@@ -282,10 +290,139 @@ IRIS_DEVICE void compute_step(Accumulator& acc, const uint8_t* a, const uint8_t*
   }
 }
 
+#if defined(IRIS_GEMM_WGMMA)
+// ---- sm_90a, 16-bit inputs: the block's step of k as wgmma -------------------------------------------
+
+// Makes this thread's generic-proxy writes to shared memory (cp.async's, stage()'s stores) visible to
+// the async proxy, through which wgmma reads its operands.
+IRIS_DEVICE void fence_async_proxy() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+
+// An operand's shared-memory matrix descriptor, start address 0 (the stage's is added per step): the
+// leading and stride byte offsets (bits 16-29, 32-45, in 16-byte units) and the swizzle (bits 62-63:
+// 1 = 128-byte, 2 = 64-byte).
+IRIS_DEVICE uint64_t descriptor(uint32_t leading, uint32_t stride, uint32_t swizzle) {
+  return (static_cast<uint64_t>(leading >> 4) << 16) | (static_cast<uint64_t>(stride >> 4) << 32) |
+         (static_cast<uint64_t>(swizzle) << 62);
+}
+
+// The descriptors of a multiply's two operands and what wgmma's transpose flags say of them; the same
+// for every step of k, like StepPlan's offsets.
+struct WarpgroupPlan {
+  bool a_k_major, b_k_major;
+  uint64_t a, b;       // descriptors, start address 0
+  int a_step, b_step;  // bytes from a stage's first k16 to its second
+};
+
+// k-major: 64-byte swizzle, 8-row groups 512 bytes apart (the leading offset is unused: a row of 64
+// bytes is one swizzle's width), the second k16 32 bytes along the rows. mn-major: 128-byte swizzle,
+// the 64-column halves 4 KiB apart (leading), 8-row groups of k 1 KiB apart (stride), the second k16
+// 16 rows down.
+IRIS_DEVICE WarpgroupPlan warpgroup_plan(bool a_k_major, bool b_k_major) {
+  const uint64_t k_major = descriptor(16, 512, 2), mn_major = descriptor(4096, 1024, 1);
+  return WarpgroupPlan{a_k_major, b_k_major, a_k_major ? k_major : mn_major, b_k_major ? k_major : mn_major,
+                       a_k_major ? 32 : 2048, b_k_major ? 32 : 2048};
+}
+
+// The 64 registers of one m64n128 accumulator, as asm operands.
+#define IRIS_GEMM_WGMMA_D(d)                                                                                           \
+  "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),          \
+      "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),           \
+      "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]),          \
+      "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]),          \
+      "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]),          \
+      "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]),          \
+      "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]),          \
+      "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+// wgmma m64n128k16 with float accumulation, d += a b (scale-d 1), `type` the inputs' PTX type; TA and
+// TB: A and B are mn-major (wgmma's "transposed").
+#define IRIS_GEMM_WGMMA_M64N128K16(type, d, da, db, TA, TB)                                                           \
+  asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"                                                            \
+               "wgmma.mma_async.sync.aligned.m64n128k16.f32." type "." type " "                                       \
+               "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, "     \
+               "%21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, "      \
+               "%40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, "      \
+               "%59, %60, %61, %62, %63}, %64, %65, p, 1, 1, %66, %67;\n}\n"                                         \
+               : IRIS_GEMM_WGMMA_D(d)                                                                                \
+               : "l"(da), "l"(db), "n"(TA), "n"(TB))
+
+template <class T, int TA, int TB>
+IRIS_DEVICE void wgmma_m64n128k16(float* d, uint64_t da, uint64_t db) {
+  if constexpr (::iris::detail::is_same<T, ::iris::bfloat16>::value) {
+    IRIS_GEMM_WGMMA_M64N128K16("bf16", d, da, db, TA, TB);
+  } else {
+    IRIS_GEMM_WGMMA_M64N128K16("f16", d, da, db, TA, TB);
+  }
+}
+
+// Ties the accumulator's registers to this point: the compiler must not move their reads or writes
+// across the asynchronous wgmma, which writes them without the compiler seeing when.
+IRIS_DEVICE void fence_accumulator(Accumulator& acc) {
+#pragma unroll
+  for (int e = 0; e < Accumulator::kElements; ++e) asm volatile("" : "+f"(acc.v[e])::"memory");
+}
+
+// Both k16 halves of a stage, issued together and committed as one group.
+template <class T, int TA, int TB>
+IRIS_DEVICE void wgmma_stage(Accumulator& acc, uint64_t da, uint64_t db, const WarpgroupPlan& p) {
+  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+  wgmma_m64n128k16<T, TA, TB>(acc.v, da, db);
+  wgmma_m64n128k16<T, TA, TB>(acc.v, da + (p.a_step >> 4), db + (p.b_step >> 4));
+  asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+}
+
+template <class T>
+IRIS_DEVICE void compute_step(Accumulator& acc, const uint8_t* a, const uint8_t* b, const WarpgroupPlan& p) {
+  // Warpgroup g reads A's rows 64 g ..: 4 KiB into the tile either way (64 rows of 64 bytes k-major,
+  // the second 64-column half mn-major). The start address field (bits 0-13) holds any address of the
+  // 228 KiB of shared memory, so adding it to the descriptor carries into nothing.
+  const int group = thread_index() / 128;
+  const uint64_t da = p.a + ((shared_address(a) + group * 4096) >> 4);
+  const uint64_t db = p.b + (shared_address(b) >> 4);
+  fence_accumulator(acc);
+  // One branch around the whole stage: a branch between wgmma makes ptxas serialize them (it warns
+  // and waits for each before the next).
+  if (p.a_k_major && !p.b_k_major) wgmma_stage<T, 0, 1>(acc, da, db, p);
+  else if (p.a_k_major) wgmma_stage<T, 0, 0>(acc, da, db, p);
+  else if (!p.b_k_major) wgmma_stage<T, 1, 1>(acc, da, db, p);
+  else wgmma_stage<T, 1, 0>(acc, da, db, p);
+  // Done before the block's next barrier, after which the stage is refilled.
+  asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+  fence_accumulator(acc);
+}
+
+#undef IRIS_GEMM_WGMMA_M64N128K16
+#undef IRIS_GEMM_WGMMA_D
+#endif  // IRIS_GEMM_WGMMA
+
+// The plan of a multiply of T, which picks its compute_step: mma.sync's fragment offsets, or wgmma's
+// descriptors.
+template <class T>
+IRIS_DEVICE auto plan_steps(bool a_k_major, bool b_k_major) {
+#if defined(IRIS_GEMM_WGMMA)
+  if constexpr (kUsesWgmma<T>) {
+    return warpgroup_plan(a_k_major, b_k_major);
+  } else {
+    return fragment_plan<T>(a_k_major, b_k_major);
+  }
+#else
+  return fragment_plan<T>(a_k_major, b_k_major);
+#endif
+}
+
 // Where accumulator element e of this thread is in the tile: the m16n8 C fragment (rows g and g + 8,
-// columns 2t and 2t + 1) of warp tile (wm, wn)'s mma tile (e / 16, e / 4 % 4).
-IRIS_DEVICE void position(int e, int& i, int& j) {
+// columns 2t and 2t + 1) of warp tile (wm, wn)'s mma tile (e / 16, e / 4 % 4); after wgmma, of warp
+// w's rows and columns 8 (e / 4).
+IRIS_DEVICE void position(const Accumulator& acc, int e, int& i, int& j) {
   const int t = thread_index(), warp = t / 32, lane = t % 32;
+#if defined(IRIS_GEMM_WGMMA)
+  if (acc.layout == kWarpgroups) {
+    i = warp * 16 + lane / 4 + ((e % 4) / 2) * 8;
+    j = (e / 4) * 8 + 2 * (lane % 4) + e % 2;
+    return;
+  }
+#else
+  (void)acc;
+#endif
   const int mi = e / 16, ni = (e / 4) % 4, r = e % 4;
   i = (warp / 4) * 64 + mi * 16 + lane / 4 + (r / 2) * 8;
   j = (warp % 4) * 32 + ni * 8 + 2 * (lane % 4) + r % 2;

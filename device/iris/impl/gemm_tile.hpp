@@ -47,6 +47,7 @@ IRIS_DEVICE void stage(const Source<T>& s, uint8_t* tile, int64_t outer0, int64_
 IRIS_DEVICE void clear(Accumulator& acc) {
 #pragma unroll
   for (int e = 0; e < Accumulator::kElements; ++e) acc.v[e] = 0.0f;
+  acc.layout = detail::kCleared;
 }
 
 namespace detail {
@@ -108,8 +109,16 @@ IRIS_DEVICE void multiply(Accumulator& acc, const Matrix<T>& a, const Matrix<T>&
   const Source<T> sa = source(a.ptr, a.row_stride, a.col_stride, a.rows, a.cols, row);
   const Source<T> sb = source(b.ptr, b.col_stride, b.row_stride, b.cols, b.rows, col);
   const Chunks<T> ca = chunks_of(sa, row), cb = chunks_of(sb, col);
-  const StepPlan plan = plan_steps<T>(sa.k_major, sb.k_major);
+  const auto plan = plan_steps<T>(sa.k_major, sb.k_major);  // the platform's, per instruction
   const int64_t steps = (a.cols + kK - 1) / kK;
+#if defined(IRIS_GEMM_WGMMA)
+  // Zeros fit any layout; sums of another input type's multiply are where that one put them.
+  if (acc.layout != kCleared && acc.layout != kLayoutOf<T>) {
+    ::iris::detail::fail("iris::gemm: one accumulator multiplied with 16-bit and float32 inputs, whose sums sm_90a "
+                         "places differently (wgmma, mma.sync): clear() it, or use one accumulator per input type");
+  }
+#endif
+  acc.layout = kLayoutOf<T>;
   uint8_t* smem = arena();
   __syncthreads();  // the arena may still be read by the block's previous call
   for (int s = 0; s < kStages - 1; ++s) {
@@ -121,6 +130,11 @@ IRIS_DEVICE void multiply(Accumulator& acc, const Matrix<T>& a, const Matrix<T>&
   }
   for (int64_t step = 0; step < steps; ++step) {
     wait_async<kStages - 2>();
+#if defined(IRIS_GEMM_WGMMA)
+    // wgmma reads shared memory through the async proxy: this thread's copies and stores of the step
+    // are made visible to it before the barrier lets any warpgroup start.
+    if constexpr (kUsesWgmma<T>) fence_async_proxy();
+#endif
     __syncthreads();  // every thread's chunks of this step are in; the stage refilled below is no longer read
     const int64_t next = step + kStages - 1;
     if (next < steps) {
@@ -140,7 +154,7 @@ IRIS_DEVICE void for_each(const Accumulator& acc, F f) {
 #pragma unroll
   for (int e = 0; e < Accumulator::kElements; ++e) {
     int i, j;
-    detail::position(e, i, j);
+    detail::position(acc, e, i, j);
     f(i, j, acc.v[e]);
   }
 }
@@ -188,7 +202,7 @@ IRIS_DEVICE void store(const Accumulator& acc, const ccl::View<U>& dst, const cc
 #pragma unroll
     for (int e = 0; e < Accumulator::kElements; ++e) {
       int i, j;
-      position(e, i, j);
+      position(acc, e, i, j);
       if (i >= first && i < first + rows && j < tile.cols) {
         *reinterpret_cast<U*>(smem + (i - first) * Staging<U>::kRowBytes + j * sizeof(U)) = U(acc.v[e]);
       }
@@ -212,7 +226,7 @@ IRIS_DEVICE void atomic_add(const Accumulator& acc, const ccl::View<U>& dst, con
 #pragma unroll
   for (int e = 0; e < Accumulator::kElements; ++e) {
     int i, j;
-    detail::position(e, i, j);
+    detail::position(acc, e, i, j);
     if (i < tile.rows && j < tile.cols) {
       U* p = dst.ptr + (tile.row + i) * dst.stride + tile.col + j;
       ::iris::detail::add(p, U(acc.v[e]), relaxed, sys);
