@@ -40,7 +40,8 @@ find_library(IRIS_NVRTC_LIBRARY NAMES nvrtc libnvrtc.so.13 libnvrtc.so.12
 find_library(IRIS_HIPRTC_LIBRARY NAMES hiprtc amdhip64 HINTS ENV ROCM_PATH /opt/rocm PATH_SUFFIXES lib)
 set(iris_cross_default "")
 if(IRIS_NVRTC_LIBRARY)
-  list(APPEND iris_cross_default "cuda:sm_90?")
+  # sm_90a, as an H100 or H200 compiles (cuda_backend.cpp): the target whose iris::gemm takes wgmma.
+  list(APPEND iris_cross_default "cuda:sm_90a?")
 endif()
 if(IRIS_HIPRTC_LIBRARY)
   list(APPEND iris_cross_default "hip:gfx90a?")

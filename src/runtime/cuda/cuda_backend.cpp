@@ -77,8 +77,12 @@ CudaBackend::~CudaBackend() {
   t_bound_context = nullptr;
 }
 
+// A compute capability 9.0 GPU (H100, H200) gets sm_90a, the arch-specific target: its cubins run on
+// 9.0 only, which this device is, and it has Hopper's warpgroup instructions (wgmma), which iris::gemm
+// uses for 16-bit inputs (plain sm_90 has none of them). Others get sm_<major><minor>.
 CodeTarget CudaBackend::code_target() const {
-  return CodeTarget{"nvrtc", format("sm_%d%d", compute_major_, compute_minor_)};
+  const char* specific = compute_major_ == 9 && compute_minor_ == 0 ? "a" : "";
+  return CodeTarget{"nvrtc", format("sm_%d%d%s", compute_major_, compute_minor_, specific)};
 }
 
 void CudaBackend::bind() {
