@@ -76,12 +76,26 @@ __global__ void window_float32(const float* a, const float* b, float* c, long m,
   multiply_window(a, b, c, m, n, k, a_rows, b_cols, row0, col0);
 }
 
-// counts[i][j] += 1 for every element (i, j) of the tile some thread holds.
+// counts[i][j] += 1 for every element (i, j) of the tile some thread holds: as clear() leaves the
+// accumulator, and after a multiply of each input type (on sm_90a a 16-bit one leaves wgmma's layout,
+// a float32 one mma.sync's).
 __global__ void coverage(int* counts) {
   gemm::Accumulator acc;
   gemm::clear(acc);
   gemm::for_each(acc, [&](int i, int j, float) { atomicAdd(&counts[i * gemm::kTileN + j], 1); });
 }
+template <class T>
+__device__ void coverage_after(const T* one, int* counts) {
+  gemm::Accumulator acc;
+  gemm::clear(acc);
+  gemm::multiply(acc, gemm::matrix(one, 1, 1, 1), gemm::matrix(one, 1, 1, 1), 0, 0);
+  gemm::for_each(acc, [&](int i, int j, float v) {
+    atomicAdd(&counts[i * gemm::kTileN + j], i == 0 && j == 0 ? static_cast<int>(v) : 1);
+  });
+}
+__global__ void coverage_float16(const iris::half* one, int* counts) { coverage_after(one, counts); }
+__global__ void coverage_bfloat16(const iris::bfloat16* one, int* counts) { coverage_after(one, counts); }
+__global__ void coverage_float32(const float* one, int* counts) { coverage_after(one, counts); }
 ]]
 
 -- The product as stored in a matrix of ldc columns at (row0, col0); other elements stay `other`.
@@ -190,4 +204,12 @@ iris.test("for_each visits every element of the tile once", function()
   mod.coverage:launch({ grid = 1, block = 256 }, counts)
   iris.assert_equal(counts:min(), 1, "the least visited element")
   iris.assert_equal(counts:max(), 1, "the most visited element")
+  -- After a multiply by one: element (0, 0) holds 1 x 1 = 1, where that layout puts it.
+  for _, dtype in ipairs(g.dtypes) do
+    local one = ctx:full({ 1 }, 1, dtype)
+    counts = ctx:zeros(128 * 128, "int32")
+    mod["coverage_" .. dtype]:launch({ grid = 1, block = 256 }, one, counts)
+    iris.assert_equal(counts:min(), 1, dtype .. ": the least visited element")
+    iris.assert_equal(counts:max(), 1, dtype .. ": the most visited element")
+  end
 end)
