@@ -20,7 +20,7 @@ struct CompileJob {
   std::vector<std::string> names;    // kernels to export: "put_ones", "scale<float, 2>"
   std::string include_dir;           // holds iris/iris.hpp (materialize_device_headers)
   std::string work_dir;              // for temporaries (the host compiler works on files)
-  std::string arch;                  // "sm_90", "gfx90a", "x86_64"
+  std::string arch;                  // "sm_90a", "gfx90a", "x86_64"
 };
 
 struct CompiledCode {

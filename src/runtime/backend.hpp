@@ -44,7 +44,7 @@ struct LaunchConfig {
 // What a backend's kernels are compiled with and for.
 struct CodeTarget {
   std::string compiler;  // "nvrtc", "hiprtc" or "cxx" (the host C++ compiler, cpu backend)
-  std::string arch;      // "sm_90", "gfx90a", "x86_64"
+  std::string arch;      // "sm_90a", "gfx90a", "x86_64"
 };
 
 // Memory both the host and the device can address directly (CUDA/HIP: pinned and mapped). The device
