@@ -15,9 +15,14 @@
 //                    each thread's chunks and fragment addresses are worked out once per multiply,
 //                    so a step of k inside the matrices is two copies per operand and no checks),
 //                    fragments read with ldmatrix
+//   NVIDIA sm_90a    f16 and bf16: 2 warpgroups of 64 x 128; wgmma m64n128k16 reading both operands
+//                    from the same staged tiles through shared-memory descriptors (no fragments in
+//                    registers); float32 as on sm_80+. Kernels compiled for sm_90a (what iris-lua
+//                    compiles for on an H100 or H200) take it; plain sm_90 keeps mma.sync
 //   AMD (gfx90a+)    4 wavefronts of 64 x 64; MFMA 32x32x8 (f16, bf16_1k) or 32x32x2 (f32)
-//   cpu backend      NVIDIA's algorithm, its instructions emulated with the warp operations (so the
-//                    fragment layouts a GPU uses are the ones the tests check)
+//   cpu backend      NVIDIA's sm_80+ algorithm, its instructions emulated with the warp operations (so
+//                    the fragment layouts a GPU uses are the ones the tests check; wgmma is checked on
+//                    a GPU only)
 //
 // Operands are read through Matrix views with any strides. Staging moves 16 bytes at a time when the
 // contiguous dimension has stride 1 and the tile's rows start on 16-byte boundaries (the operand's and
@@ -33,7 +38,8 @@
 // work needs more registers than that (ctx.ops's matmul_all_reduce, with five all-reduces) spills under
 // it, and one whose blocks compete for memory may gain nothing: measure before declaring one so. The accumulator is
 // each thread's share of the tile, in registers: element (i, j) of the tile is at an index that
-// depends on the platform, so reach it through for_each() or the stores below.
+// depends on the platform and, on sm_90a, on the input type (Accumulator::layout), so reach it through
+// for_each() or the stores below.
 //
 //   __global__ void IRIS_GEMM_KERNEL gemm(const iris::half* a, const iris::half* b, iris::half* c,
 //                                         int64_t m, int64_t n, int64_t k) {  // launch {grid = G, block = 256}
