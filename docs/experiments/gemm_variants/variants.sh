@@ -5,7 +5,8 @@
 #   mma_sync      device/ as it is, compiled for sm_90: the same tile on mma.sync (8 warps of 64 x 32)
 #   call          integrated with the tile loop in a function the kernel calls (LAB_CALL), as
 #                 kernels/ops do: ptxas then serializes wgmma (warning C7510), and this measures it
-#   ops_kernel    kernels/ops/matmul.hip itself on today's header
+#   ops_kernel    kernels/ops/matmul.hip itself on today's header (its run<T> is __noinline__)
+#   ops_inline    the same with run<T> inlined into the kernel (sed), all three dtypes in one function
 # and, from the patches here, on the header they were written against (device/ just before wgmma went
 # in, taken from git):
 #   splitk.patch  intra-block split of k: two groups of 4 warps, 64 x 64 warp tiles, each group on one
@@ -14,7 +15,7 @@
 #                 dynamic shared memory, with -DSMEM=n*16384), LAB_PREFETCH (fragments a stage ahead).
 #   wgmma.patch   the prototype of the wgmma tile: bfloat16 only, row-major A and B checked
 #   wide_128x256.cu  (wide_*) a 128 x 256 tile of 8 warps of 64 x 64, for reference.
-# LAB_QUICK=1 builds only the first five (the GPU check of the integrated header).
+# LAB_QUICK=1 builds only the first six (the GPU check of the integrated header).
 set -e
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../../.." && pwd)
@@ -29,9 +30,10 @@ for v in splitk wgmma; do
   cp -r "$out/dev_old" "$out/dev_$v"
   patch -s -p1 -d "$out/dev_$v" < "$here/$v.patch"
 done
+sed 's/__noinline__//' "$repo/kernels/ops/matmul.hip" > "$out/matmul_inline.hip"
 set -- "integrated $repo/device -DMINB=2" "mma_sync $repo/device -DMINB=2 -arch=sm_90" \
   "call $repo/device -DMINB=2 -DLAB_CALL" "ops_kernel $repo/device -DKFILE=\"$repo/kernels/ops/matmul.hip\"" \
-  "wgmma_patch $out/dev_wgmma -DMINB=2"
+  "ops_inline $repo/device -DKFILE=\"$out/matmul_inline.hip\"" "wgmma_patch $out/dev_wgmma -DMINB=2"
 [ -n "$LAB_QUICK" ] || set -- "$@" "splitk $out/dev_splitk" "splitk_s4 $out/dev_splitk -DLAB_STAGES=4 -DSMEM=65536" \
   "splitk_s6 $out/dev_splitk -DLAB_STAGES=6 -DSMEM=98304" \
   "splitk_pf_s4 $out/dev_splitk -DLAB_STAGES=4 -DSMEM=65536 -DLAB_PREFETCH" \
