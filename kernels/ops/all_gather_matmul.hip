@@ -15,7 +15,7 @@ namespace {
 using namespace iris;
 
 template <class T>
-__device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, T* out, T* gathered, uint64_t* flags,
+__device__ __forceinline__ void run(const ops::Call& call, const T* a, const T* b, T* out, T* gathered, uint64_t* flags,
                                  long m, long n, long k_local, long a_stride, long b_stride, long out_stride,
                                  int variant, int copy_blocks) {
   const ccl::Team& team = call.team;
@@ -57,14 +57,33 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
   }
 }
 
+// The call around run<T>, for the kernels of each element type below (ops_call.hpp says why there are three).
+template <class T>
+__device__ __forceinline__ void entry(const void* a, const void* b, void* out, void* gathered, uint64_t* flags, long m,
+                                      long n, long k_local, long a_stride, long b_stride, long out_stride, int variant,
+                                      int copy_blocks, uint64_t seq, iris::Context ctx) {
+  const ops::Call call = ops::make_call(ctx, "ctx.ops.all_gather_matmul", ccl::detail::all_gather_matmul_call, seq,
+                                        variant, ops::DtypeCode<T>::value, m, n, k_local, 1, {a, a_stride}, {nullptr, 0});
+  call.begin();
+  run<T>(call, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), static_cast<T*>(gathered), flags,
+         m, n, k_local, a_stride, b_stride, out_stride, variant, copy_blocks);
+  call.end(true);
+}
+
 }  // namespace
 
-__global__ void IRIS_GEMM_KERNEL ops_all_gather_matmul(const void* a, const void* b, void* out, void* gathered, uint64_t* flags, long m,
-                                      long n, long k_local, long a_stride, long b_stride, long out_stride, int dtype,
-                                      int variant, int copy_blocks, uint64_t seq, iris::Context ctx) {
-  const ops::Call call = ops::make_call(ctx, "ctx.ops.all_gather_matmul", ccl::detail::all_gather_matmul_call, seq,
-                                        variant, dtype, m, n, k_local, 1, {a, a_stride}, {nullptr, 0});
-  call.begin();
-  IRIS_OPS_FOR_DTYPE(dtype, T, run<T>(call, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), static_cast<T*>(gathered), flags, m, n, k_local, a_stride, b_stride, out_stride, variant, copy_blocks))
-  call.end(true);
+__global__ void IRIS_GEMM_KERNEL ops_all_gather_matmul_float16(const void* a, const void* b, void* out, void* gathered,
+    uint64_t* flags, long m, long n, long k_local, long a_stride, long b_stride, long out_stride, int variant,
+    int copy_blocks, uint64_t seq, iris::Context ctx) {
+  entry<iris::half>(a, b, out, gathered, flags, m, n, k_local, a_stride, b_stride, out_stride, variant, copy_blocks, seq, ctx);
+}
+__global__ void IRIS_GEMM_KERNEL ops_all_gather_matmul_bfloat16(const void* a, const void* b, void* out, void* gathered,
+    uint64_t* flags, long m, long n, long k_local, long a_stride, long b_stride, long out_stride, int variant,
+    int copy_blocks, uint64_t seq, iris::Context ctx) {
+  entry<iris::bfloat16>(a, b, out, gathered, flags, m, n, k_local, a_stride, b_stride, out_stride, variant, copy_blocks, seq, ctx);
+}
+__global__ void IRIS_GEMM_KERNEL ops_all_gather_matmul_float32(const void* a, const void* b, void* out, void* gathered,
+    uint64_t* flags, long m, long n, long k_local, long a_stride, long b_stride, long out_stride, int variant,
+    int copy_blocks, uint64_t seq, iris::Context ctx) {
+  entry<float>(a, b, out, gathered, flags, m, n, k_local, a_stride, b_stride, out_stride, variant, copy_blocks, seq, ctx);
 }

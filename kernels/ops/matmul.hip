@@ -1,14 +1,18 @@
 // ctx.ops.matmul (src/lua/iris/ops.lua; docs/ops.md): c = a b on this rank alone, a persistent grid of
 // blocks over the 128 x 128 tiles of c. The GEMM of the bulk-synchronous baselines (ops_bench); no
-// communication, so no call protocol.
+// communication, so no call protocol. One kernel per element type, the tile loop inline in each
+// (ops_call.hpp says why).
 #include <iris/impl/ops_call.hpp>
 
 namespace {
 
 template <class T>
-__device__ __noinline__ void run(const T* a, const T* b, T* c, long m, long n, long k, long a_stride, long b_stride,
-                                 long c_stride) {
+__device__ __forceinline__ void run(const void* a_, const void* b_, void* c_, long m, long n, long k, long a_stride,
+                                    long b_stride, long c_stride) {
   using namespace iris;
+  const T* a = static_cast<const T*>(a_);
+  const T* b = static_cast<const T*>(b_);
+  T* c = static_cast<T*>(c_);
   const gemm::Matrix<T> A = gemm::matrix(a, m, k, a_stride), B = gemm::matrix(b, k, n, b_stride);
   for (int64_t t = blockIdx.x; t < gemm::tiles(m, n); t += gridDim.x) {
     const ccl::Tile tile = gemm::tile(t, m, n);
@@ -21,7 +25,16 @@ __device__ __noinline__ void run(const T* a, const T* b, T* c, long m, long n, l
 
 }  // namespace
 
-__global__ void IRIS_GEMM_KERNEL ops_matmul(const void* a, const void* b, void* c, long m, long n, long k, long a_stride,
-                           long b_stride, long c_stride, int dtype) {
-  IRIS_OPS_FOR_DTYPE(dtype, T, run<T>(static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), m, n, k, a_stride, b_stride, c_stride))
+// One kernel per element type (ops_call.hpp says why).
+__global__ void IRIS_GEMM_KERNEL ops_matmul_float16(const void* a, const void* b, void* c, long m, long n, long k,
+                                                    long a_stride, long b_stride, long c_stride) {
+  run<iris::half>(a, b, c, m, n, k, a_stride, b_stride, c_stride);
+}
+__global__ void IRIS_GEMM_KERNEL ops_matmul_bfloat16(const void* a, const void* b, void* c, long m, long n, long k,
+                                                     long a_stride, long b_stride, long c_stride) {
+  run<iris::bfloat16>(a, b, c, m, n, k, a_stride, b_stride, c_stride);
+}
+__global__ void IRIS_GEMM_KERNEL ops_matmul_float32(const void* a, const void* b, void* c, long m, long n, long k,
+                                                    long a_stride, long b_stride, long c_stride) {
+  run<float>(a, b, c, m, n, k, a_stride, b_stride, c_stride);
 }

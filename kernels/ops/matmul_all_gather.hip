@@ -17,7 +17,7 @@ using namespace iris;
 // a tile's rows, 128 elements, are short enough that the threads copy them; wider rows would go through
 // the GEMM arena by the bulk-copy unit). The block calls ops::finish_sends() before it is done.
 template <class T>
-__device__ void send_to_peers(const ccl::Team& team, const ccl::View<T>& mine, const ccl::Tile& tile) {
+__device__ __noinline__ void send_to_peers(const ccl::Team& team, const ccl::View<T>& mine, const ccl::Tile& tile) {
   const T* from = mine.ptr + tile.row * mine.stride + tile.col;
   const auto peer = [&](int i) { return team.ctx.translate(const_cast<T*>(from), ccl::detail::rotated(team, i + 1)); };
   ops::send_rows(from, mine.stride, peer, team.size - 1, mine.stride, tile.rows, tile.cols, gemm::staging(),
@@ -25,7 +25,7 @@ __device__ void send_to_peers(const ccl::Team& team, const ccl::View<T>& mine, c
 }
 
 template <class T>
-__device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, T* out, long m, long n, long k,
+__device__ __forceinline__ void run(const ops::Call& call, const T* a, const T* b, T* out, long m, long n, long k,
                                  long a_stride, long b_stride, long out_stride, long chunk_step, uint64_t* flags,
                                  int variant, int gemm_blocks) {
   const ccl::Team& team = call.team;
@@ -54,14 +54,33 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
   ops::finish_sends();
 }
 
+// The call around run<T>, for the kernels of each element type below (ops_call.hpp says why there are three).
+template <class T>
+__device__ __forceinline__ void entry(const void* a, const void* b, void* out, long m, long n, long k, long a_stride,
+                                      long b_stride, long out_stride, long chunk_step, uint64_t* flags, int dim,
+                                      int variant, int gemm_blocks, uint64_t seq, iris::Context ctx) {
+  const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_all_gather", ccl::detail::matmul_all_gather_call, seq,
+                                        variant, ops::DtypeCode<T>::value, m, n, k, dim, {out, out_stride}, {nullptr, 0});
+  call.begin();
+  run<T>(call, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), m, n, k, a_stride, b_stride,
+         out_stride, chunk_step, flags, variant, gemm_blocks);
+  call.end(true);
+}
+
 }  // namespace
 
-__global__ void IRIS_GEMM_KERNEL ops_matmul_all_gather(const void* a, const void* b, void* out, long m, long n, long k, long a_stride,
-                                      long b_stride, long out_stride, long chunk_step, uint64_t* flags, int dtype,
-                                      int dim, int variant, int gemm_blocks, uint64_t seq, iris::Context ctx) {
-  const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_all_gather", ccl::detail::matmul_all_gather_call, seq,
-                                        variant, dtype, m, n, k, dim, {out, out_stride}, {nullptr, 0});
-  call.begin();
-  IRIS_OPS_FOR_DTYPE(dtype, T, run<T>(call, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), m, n, k, a_stride, b_stride, out_stride, chunk_step, flags, variant, gemm_blocks))
-  call.end(true);
+__global__ void IRIS_GEMM_KERNEL ops_matmul_all_gather_float16(const void* a, const void* b, void* out, long m, long n,
+    long k, long a_stride, long b_stride, long out_stride, long chunk_step, uint64_t* flags, int dim, int variant,
+    int gemm_blocks, uint64_t seq, iris::Context ctx) {
+  entry<iris::half>(a, b, out, m, n, k, a_stride, b_stride, out_stride, chunk_step, flags, dim, variant, gemm_blocks, seq, ctx);
+}
+__global__ void IRIS_GEMM_KERNEL ops_matmul_all_gather_bfloat16(const void* a, const void* b, void* out, long m, long n,
+    long k, long a_stride, long b_stride, long out_stride, long chunk_step, uint64_t* flags, int dim, int variant,
+    int gemm_blocks, uint64_t seq, iris::Context ctx) {
+  entry<iris::bfloat16>(a, b, out, m, n, k, a_stride, b_stride, out_stride, chunk_step, flags, dim, variant, gemm_blocks, seq, ctx);
+}
+__global__ void IRIS_GEMM_KERNEL ops_matmul_all_gather_float32(const void* a, const void* b, void* out, long m, long n,
+    long k, long a_stride, long b_stride, long out_stride, long chunk_step, uint64_t* flags, int dim, int variant,
+    int gemm_blocks, uint64_t seq, iris::Context ctx) {
+  entry<float>(a, b, out, m, n, k, a_stride, b_stride, out_stride, chunk_step, flags, dim, variant, gemm_blocks, seq, ctx);
 }

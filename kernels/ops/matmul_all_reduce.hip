@@ -11,7 +11,7 @@ namespace {
 using namespace iris;
 
 template <class T>
-__device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, T* c, long m, long n, long k,
+__device__ __forceinline__ void run(const ops::Call& call, const T* a, const T* b, T* c, long m, long n, long k,
                                  long a_stride, long b_stride, long c_stride, int variant) {
   const gemm::Matrix<T> A = gemm::matrix(a, m, k, a_stride), B = gemm::matrix(b, k, n, b_stride);
   const ccl::View<T> out = ccl::view(c, m, n, c_stride);
@@ -34,14 +34,29 @@ __device__ __noinline__ void run(const ops::Call& call, const T* a, const T* b, 
   }
 }
 
+// The call around run<T>, for the kernels of each element type below (ops_call.hpp says why there are three).
+template <class T>
+__device__ __forceinline__ void entry(const void* a, const void* b, void* c, long m, long n, long k, long a_stride,
+                                      long b_stride, long c_stride, int variant, uint64_t seq, iris::Context ctx) {
+  const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_all_reduce", ccl::detail::matmul_all_reduce_call, seq,
+                                        variant, ops::DtypeCode<T>::value, m, n, k, 1, {c, c_stride}, {nullptr, 0});
+  call.begin();
+  run<T>(call, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), m, n, k, a_stride, b_stride,
+         c_stride, variant);
+  call.end(true);
+}
+
 }  // namespace
 
-__global__ void ops_matmul_all_reduce(const void* a, const void* b, void* c, long m, long n, long k, long a_stride,
-                                      long b_stride, long c_stride, int dtype, int variant, uint64_t seq,
-                                      iris::Context ctx) {
-  const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_all_reduce", ccl::detail::matmul_all_reduce_call, seq,
-                                        variant, dtype, m, n, k, 1, {c, c_stride}, {nullptr, 0});
-  call.begin();
-  IRIS_OPS_FOR_DTYPE(dtype, T, run<T>(call, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), m, n, k, a_stride, b_stride, c_stride, variant))
-  call.end(true);
+__global__ void ops_matmul_all_reduce_float16(const void* a, const void* b, void* c, long m, long n, long k,
+    long a_stride, long b_stride, long c_stride, int variant, uint64_t seq, iris::Context ctx) {
+  entry<iris::half>(a, b, c, m, n, k, a_stride, b_stride, c_stride, variant, seq, ctx);
+}
+__global__ void ops_matmul_all_reduce_bfloat16(const void* a, const void* b, void* c, long m, long n, long k,
+    long a_stride, long b_stride, long c_stride, int variant, uint64_t seq, iris::Context ctx) {
+  entry<iris::bfloat16>(a, b, c, m, n, k, a_stride, b_stride, c_stride, variant, seq, ctx);
+}
+__global__ void ops_matmul_all_reduce_float32(const void* a, const void* b, void* c, long m, long n, long k,
+    long a_stride, long b_stride, long c_stride, int variant, uint64_t seq, iris::Context ctx) {
+  entry<float>(a, b, c, m, n, k, a_stride, b_stride, c_stride, variant, seq, ctx);
 }

@@ -60,12 +60,31 @@ IRIS_DEVICE void wait_done(const uint64_t* flag, uint64_t seq, const char* name)
 // slower than the GEMM alone at one rank on an H200). By value, not through a lambda's references, so
 // that the compiler need not reload them after every asm statement that clobbers memory.
 template <class T>
-__device__ __noinline__ void tile_product(gemm::Matrix<T> a, gemm::Matrix<T> b, int64_t row, int64_t col,
-                                          ccl::View<T> out, ccl::Tile tile) {
+__device__ __noinline__ void tile_product_apart(gemm::Matrix<T> a, gemm::Matrix<T> b, int64_t row, int64_t col,
+                                                ccl::View<T> out, ccl::Tile tile) {
   gemm::Accumulator acc;
   gemm::clear(acc);
   gemm::multiply(acc, a, b, row, col);
   gemm::store(acc, out, tile);
+}
+
+// The same, inline where the tile multiplies on wgmma (16-bit inputs on sm_90a): ptxas serializes wgmma
+// in a called function (0.39-0.40 x cuBLAS against 0.50-0.55 x inline, docs/perf.md), and wgmma keeps
+// no fragments in registers, so the kernel around it has room. Inline means in the kernel's own function:
+// the ops' kernels come one per element type and inline their tile loops (below).
+template <class T>
+IRIS_DEVICE void tile_product(const gemm::Matrix<T>& a, const gemm::Matrix<T>& b, int64_t row, int64_t col,
+                              const ccl::View<T>& out, const ccl::Tile& tile) {
+#if defined(IRIS_GEMM_WGMMA)
+  if constexpr (sizeof(T) == 2) {
+    gemm::Accumulator acc;
+    gemm::clear(acc);
+    gemm::multiply(acc, a, b, row, col);
+    gemm::store(acc, out, tile);
+    return;
+  }
+#endif
+  tile_product_apart(a, b, row, col, out, tile);
 }
 
 // rows x cols elements from src (rows `src_stride` apart) to dst (`dst_stride` apart), either in any rank's
@@ -117,14 +136,15 @@ IRIS_DEVICE void send_rows(const T* src, int64_t src_stride, const Dest& dest, i
 using ::iris::detail::staged::Completion;
 IRIS_DEVICE void finish_sends() { ::iris::detail::staged::await_writes(); }
 
-// Runs `statement` with T the element type of dtype number `dtype` (ccl's numbering; ops take the
-// three float types).
-#define IRIS_OPS_FOR_DTYPE(dtype, T, statement)               \
-  switch (dtype) {                                             \
-    case 8: { typedef ::iris::half T; statement; } break;      \
-    case 9: { typedef ::iris::bfloat16 T; statement; } break;  \
-    default: { typedef float T; statement; } break;            \
-  }
+// The kernels of ctx.ops come one per element type, <kernel>_float16, _bfloat16 and _float32 (ops.lua
+// launches the operands'), each with its tile loop inline (forceinline down from the __global__
+// function): on sm_90a a 16-bit multiply runs on wgmma, which ptxas serializes in a called function, and
+// the three types inline in one kernel spilled. Written out, not made by a macro: iris-lua reads the
+// kernels' signatures from the source.
+template <class T> struct DtypeCode;
+template <> struct DtypeCode<::iris::half> { static constexpr int value = 8; };
+template <> struct DtypeCode<::iris::bfloat16> { static constexpr int value = 9; };
+template <> struct DtypeCode<float> { static constexpr int value = 10; };
 
 namespace variant {
 using namespace ::iris::ccl::detail::variant;

@@ -31,7 +31,7 @@ for spec in "$@"; do
   echo "DECL($name)" >> "$out/variants.inc"
   src=$here/variant.cu.in
   case "$name" in ops*) src=$here/variant_ops.cu.in ;; wide*) src=$here/wide_128x256.cu ;; esac
-  "$NVCC" "$arch" -std=c++17 -O3 -I"$dev" -DKNAME=k_$name -DVNAME=$name -Dops_matmul=ops_matmul_$name "$@" \
+  "$NVCC" "$arch" -std=c++17 -O3 -I"$dev" -DKNAME=k_$name -DVNAME=$name -Dops_matmul_bfloat16=ops_matmul_bfloat16_$name "$@" \
     -include "$dev/iris/iris.hpp" -Xptxas -v -x cu -c "$src" -o "$out/v_$name.o" 2>&1 | grep -E "registers|spill" | sed "s/^/$name: /"
   objs+=("$out/v_$name.o")
 done

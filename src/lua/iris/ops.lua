@@ -182,7 +182,6 @@ function M.new(ctx)
     calls.seq = calls.seq + 1
   end
 
-  local function code(dt) return ccl.DTYPE_CODE[dt.name] end
 
   -- out = a b on this rank alone (the GEMM of the bulk-synchronous baselines).
   function ops.matmul(out, a, b, opts)
@@ -193,8 +192,8 @@ function M.new(ctx)
     -- Not collective (one rank may multiply alone), so the grid is this device's own.
     local blocks = math.max(1, math.min(o.blocks or ctx:get_cu_count() * blocks_per_sm(ctx, "matmul"),
       tiles_of(m, n)))
-    kernel.builtin("ops/matmul").ops_matmul:launch({ grid = blocks, block = THREADS }, a, b, out, m, n, k, a._strides[1],
-      b._strides[1], out._strides[1], code(dt))
+    kernel.builtin("ops/matmul")["ops_matmul_" .. dt.name]:launch({ grid = blocks, block = THREADS }, a, b, out, m, n, k,
+      a._strides[1], b._strides[1], out._strides[1])
     return out
   end
 
@@ -206,8 +205,8 @@ function M.new(ctx)
     local o = read_options(what, "matmul_all_reduce", opts)
     local blocks = grid(what, o, tiles_of(m, n))
     log_plan(what, dt, m, n, k, o, blocks, 0)
-    launch(kernel.builtin("ops/matmul_all_reduce").ops_matmul_all_reduce, blocks, a, b, out, m, n, k, a._strides[1], b._strides[1],
-      out._strides[1], code(dt), VARIANT_CODE[o.variant], calls.seq + 1, ctx)
+    launch(kernel.builtin("ops/matmul_all_reduce")["ops_matmul_all_reduce_" .. dt.name], blocks, a, b, out, m, n, k,
+      a._strides[1], b._strides[1], out._strides[1], VARIANT_CODE[o.variant], calls.seq + 1, ctx)
     return out
   end
 
@@ -225,8 +224,8 @@ function M.new(ctx)
     local blocks, comm = grid(what, o, tiles, specialized and tiles or nil)
     local flags = workspace("matmul_all_gather flags", specialized and { tiles, 1 } or { 1, 1 }, "uint64", true)
     log_plan(what, dt, m, n, k, o, blocks, comm)
-    launch(kernel.builtin("ops/matmul_all_gather").ops_matmul_all_gather, blocks + comm, a, b, out, m, n, k, a._strides[1],
-      b._strides[1], out._strides[1], o.dim == 1 and m * out._strides[1] or n, flags, code(dt), o.dim,
+    launch(kernel.builtin("ops/matmul_all_gather")["ops_matmul_all_gather_" .. dt.name], blocks + comm, a, b, out, m, n, k,
+      a._strides[1], b._strides[1], out._strides[1], o.dim == 1 and m * out._strides[1] or n, flags, o.dim,
       VARIANT_CODE[o.variant], blocks, calls.seq + 1, ctx)
     return out
   end
@@ -250,8 +249,9 @@ function M.new(ctx)
     local flags = workspace("all_gather_matmul flags", staged and { W * math.ceil(m / TILE), 1 } or { 1, 1 }, "uint64",
       true)
     log_plan(what, dt, m, n, W * k_local, o, blocks, comm)
-    launch(kernel.builtin("ops/all_gather_matmul").ops_all_gather_matmul, blocks + comm, a, b, out, gathered, flags, m, n, k_local,
-      a._strides[1], b._strides[1], out._strides[1], code(dt), VARIANT_CODE[o.variant], comm, calls.seq + 1, ctx)
+    launch(kernel.builtin("ops/all_gather_matmul")["ops_all_gather_matmul_" .. dt.name], blocks + comm, a, b, out, gathered,
+      flags, m, n, k_local, a._strides[1], b._strides[1], out._strides[1], VARIANT_CODE[o.variant], comm, calls.seq + 1,
+      ctx)
     return out
   end
 
@@ -272,8 +272,8 @@ function M.new(ctx)
     local blocks = grid(what, o, tiles_of(cm, cn))
     local partial = workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)
     log_plan(what, dt, m, n, k, o, blocks, 0)
-    launch(kernel.builtin("ops/matmul_reduce_scatter").ops_matmul_reduce_scatter, blocks, a, b, out, partial, m, n, k,
-      a._strides[1], b._strides[1], out._strides[1], code(dt), o.dim, calls.seq + 1, ctx)
+    launch(kernel.builtin("ops/matmul_reduce_scatter")["ops_matmul_reduce_scatter_" .. dt.name], blocks, a, b, out,
+      partial, m, n, k, a._strides[1], b._strides[1], out._strides[1], o.dim, calls.seq + 1, ctx)
     return out
   end
 
