@@ -48,7 +48,8 @@ TEST_CASE("the backend names its device and the compiler target for it", "[gpu]"
   INFO("compiler " << target.compiler << ", arch " << target.arch);
   if (backend_name() == "cuda") {
     CHECK(target.compiler == "nvrtc");
-    CHECK(std::regex_match(target.arch, std::regex("sm_[0-9]+")));
+    // sm_<major><minor>, with the architecture-specific suffix on compute capability 9.0 (sm_90a: wgmma).
+    CHECK(std::regex_match(target.arch, std::regex("sm_[0-9]+a?")));
   } else {
     CHECK(target.compiler == "hiprtc");
     CHECK(std::regex_match(target.arch, std::regex("gfx[0-9a-f]+(:.*)?")));
