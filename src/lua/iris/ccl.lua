@@ -50,9 +50,9 @@ local AUTO = {
     all_reduce = {
       -- A launch and one round of reads: one_shot's latency wins while the W - 1 copies of the message
       -- it reads stay cheap (at 8 ranks they are 7 messages' worth).
-      -- Measured on 2 x H200 (docs/perf.md): at 2 ranks one_shot led to 512 KiB (15.1 against 15.5 us),
-      -- two_shot from 1 MiB (16.1 against 17.1 us; 19.0 against 27.1 at 2 MiB).
-      { max_bytes = 512 * KiB, max_ranks = 2, variant = "one_shot", blocks = 32 },
+      -- Measured on 2 x H200 (docs/perf.md, the second run): at 2 ranks one_shot leads to 256 KiB (15.1
+      -- against 15.2 us), two_shot from 512 KiB (15.4 against 19.0 us; 18.8 against 27.0 at 2 MiB).
+      { max_bytes = 256 * KiB, max_ranks = 2, variant = "one_shot", blocks = 32 },
       { max_bytes = 256 * KiB, max_ranks = 4, variant = "one_shot", blocks = 32 },
       { max_bytes = 64 * KiB, max_ranks = ANY, variant = "one_shot", blocks = 32 },
       -- Above, two_shot reads and writes (W-1)/W of the message: the bandwidth-optimal volume. Its grid
