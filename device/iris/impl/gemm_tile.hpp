@@ -204,7 +204,8 @@ IRIS_DEVICE void store(const Accumulator& acc, const ccl::View<U>& dst, const cc
       int i, j;
       position(acc, e, i, j);
       if (i >= first && i < first + rows && j < tile.cols) {
-        *reinterpret_cast<U*>(smem + (i - first) * Staging<U>::kRowBytes + j * sizeof(U)) = U(acc.v[e]);
+        // int offsets: a size_t product would make the index arithmetic 64-bit (registers, under NVRTC)
+        *reinterpret_cast<U*>(smem + ((i - first) * Staging<U>::kRowBytes + j * static_cast<int>(sizeof(U)))) = U(acc.v[e]);
       }
     }
     __syncthreads();
