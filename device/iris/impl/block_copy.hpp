@@ -40,6 +40,26 @@ IRIS_DEVICE void copy_chunks16(const uint4* src, uint4* dst, size_t n, size_t t,
                                            [src](int64_t i) { return src + i; }, [dst](int64_t i) { return dst + i; });
 }
 
+// How a copy of `count` elements splits where src and dst share their offset within 16 bytes (and
+// elements tile 16 bytes): `head` elements up to the first 16-byte boundary, then `chunks` whole 16-byte
+// chunks, then the rest. `vector` is false where they do not: the copy goes element by element.
+struct Split16 {
+  bool vector;
+  size_t head, chunks;
+};
+template <class T>
+IRIS_DEVICE Split16 split16(const T* src, const T* dst, size_t count) {
+  const uintptr_t s = reinterpret_cast<uintptr_t>(src);
+  const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
+  Split16 split{16 % sizeof(T) == 0 && ((s ^ d) & 15u) == 0 && s % sizeof(T) == 0, 0, 0};
+  if (split.vector) {
+    split.head = ((16u - (s & 15u)) & 15u) / sizeof(T);
+    if (split.head > count) split.head = count;
+    split.chunks = (count - split.head) * sizeof(T) / 16;
+  }
+  return split;
+}
+
 // `to_another_rank`: dst is in another rank's heap (the cpu backend's weak memory model holds back
 // such stores).
 template <class T>
@@ -57,17 +77,13 @@ IRIS_DEVICE void block_copy(const T* src, T* dst, size_t count, bool to_another_
 #else
   (void)to_another_rank;
 #endif
-  const uintptr_t s = reinterpret_cast<uintptr_t>(src);
-  const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
   size_t done = 0;
-  // Vectorizable when both pointers share their offset within 16 bytes and elements tile 16 bytes.
-  if (16 % sizeof(T) == 0 && ((s ^ d) & 15u) == 0 && s % sizeof(T) == 0) {
-    size_t head = ((16u - (s & 15u)) & 15u) / sizeof(T);
-    if (head > count) head = count;
-    for (size_t i = t; i < head; i += stride) dst[i] = src[i];
-    const size_t chunks = (count - head) * sizeof(T) / 16;
-    copy_chunks16(reinterpret_cast<const uint4*>(src + head), reinterpret_cast<uint4*>(dst + head), chunks, t, stride);
-    done = head + chunks * (16 / sizeof(T));
+  const Split16 split = split16(src, dst, count);
+  if (split.vector) {
+    for (size_t i = t; i < split.head; i += stride) dst[i] = src[i];
+    copy_chunks16(reinterpret_cast<const uint4*>(src + split.head), reinterpret_cast<uint4*>(dst + split.head),
+                  split.chunks, t, stride);
+    done = split.head + split.chunks * (16 / sizeof(T));
   }
   for (size_t i = done + t; i < count; i += stride) dst[i] = src[i];
 }

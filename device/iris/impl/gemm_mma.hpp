@@ -23,9 +23,7 @@ namespace detail {
 
 #if defined(IRIS_PLATFORM_CUDA)
 
-IRIS_DEVICE unsigned int shared_address(const void* p) {
-  return static_cast<unsigned int>(__cvta_generic_to_shared(p));
-}
+using ::iris::detail::shared_address;
 
 // 16 bytes global -> shared, the first `bytes` of them read and the rest zero.
 IRIS_DEVICE void copy16_async(void* to, const void* from, int bytes) {

@@ -54,18 +54,25 @@ IRIS_DEVICE void wait_done(const uint64_t* flag, uint64_t seq, const char* name)
   __syncthreads();
 }
 
-// out(tile) = the tile of A B at (row, col), in a function of its own whose operands come by value. Its
-// registers are then allocated apart from the communication code of the kernel around it: inline, the k
-// loop shared IRIS_GEMM_KERNEL's 128 registers with that code and spilled (matmul_all_gather ran 1.6 x
-// slower than the GEMM alone at one rank on an H200). By value, not through a lambda's references, so
-// that the compiler need not reload them after every asm statement that clobbers memory.
+// out(tile) = the tile of A B at (row, col), where it is called.
 template <class T>
-__device__ __noinline__ void tile_product_apart(gemm::Matrix<T> a, gemm::Matrix<T> b, int64_t row, int64_t col,
-                                                ccl::View<T> out, ccl::Tile tile) {
+IRIS_DEVICE void tile_product_here(const gemm::Matrix<T>& a, const gemm::Matrix<T>& b, int64_t row, int64_t col,
+                                   const ccl::View<T>& out, const ccl::Tile& tile) {
   gemm::Accumulator acc;
   gemm::clear(acc);
   gemm::multiply(acc, a, b, row, col);
   gemm::store(acc, out, tile);
+}
+
+// The same in a function of its own whose operands come by value. Its registers are then allocated
+// apart from the communication code of the kernel around it: inline, the k loop shared
+// IRIS_GEMM_KERNEL's 128 registers with that code and spilled (matmul_all_gather ran 1.6 x slower than
+// the GEMM alone at one rank on an H200). By value, not through a lambda's references, so that the
+// compiler need not reload them after every asm statement that clobbers memory.
+template <class T>
+__device__ __noinline__ void tile_product_apart(gemm::Matrix<T> a, gemm::Matrix<T> b, int64_t row, int64_t col,
+                                                ccl::View<T> out, ccl::Tile tile) {
+  tile_product_here(a, b, row, col, out, tile);
 }
 
 // The same, inline where the tile multiplies on wgmma (16-bit inputs on sm_90a): ptxas serializes wgmma
@@ -77,10 +84,7 @@ IRIS_DEVICE void tile_product(const gemm::Matrix<T>& a, const gemm::Matrix<T>& b
                               const ccl::View<T>& out, const ccl::Tile& tile) {
 #if defined(IRIS_GEMM_WGMMA)
   if constexpr (sizeof(T) == 2) {
-    gemm::Accumulator acc;
-    gemm::clear(acc);
-    gemm::multiply(acc, a, b, row, col);
-    gemm::store(acc, out, tile);
+    tile_product_here(a, b, row, col, out, tile);
     return;
   }
 #endif

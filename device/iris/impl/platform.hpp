@@ -144,6 +144,12 @@ IRIS_HOST_DEVICE To bit_cast(const From& from) {
   return __builtin_bit_cast(To, from);
 }
 
+#if defined(IRIS_PLATFORM_CUDA)
+// A shared-memory pointer as the 32-bit address PTX's shared-state-space instructions take (cp.async,
+// ldmatrix, wgmma descriptors, the bulk-copy unit and its mbarriers).
+IRIS_DEVICE unsigned int shared_address(const void* p) { return static_cast<unsigned int>(__cvta_generic_to_shared(p)); }
+#endif
+
 // The unsigned integer of a size: what atomics on floats and 16-bit types operate on.
 template <int Bytes> struct uint_of_size;
 template <> struct uint_of_size<2> { typedef unsigned short type; };

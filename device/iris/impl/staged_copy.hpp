@@ -64,8 +64,6 @@ IRIS_DEVICE bool bulk_copyable(const void* src, int64_t src_stride, int64_t dst_
 
 #if defined(IRIS_HAS_BULK_COPY)
 
-IRIS_DEVICE unsigned int shared_address(const void* p) { return static_cast<unsigned int>(__cvta_generic_to_shared(p)); }
-
 // Orders this thread's generic-proxy accesses (plain loads and stores, to global and shared memory)
 // against the bulk unit's (the async proxy), both ways. Without it the unit may read a tile before the
 // stores that wrote it, or the block may signal before the unit's writes.
@@ -259,13 +257,10 @@ IRIS_DEVICE void await_writes() {
 template <class T>
 IRIS_DEVICE void block_copy_staged(const T* src, T* dst, size_t count, bool to_another_rank, const Staging& staging) {
   __syncthreads();  // the caller's earlier use of the buffer, or of the data, is over
-  const uintptr_t s = reinterpret_cast<uintptr_t>(src);
-  const uintptr_t d = reinterpret_cast<uintptr_t>(dst);
   bool moved = false;
-  if (16 % sizeof(T) == 0 && ((s ^ d) & 15u) == 0 && s % sizeof(T) == 0) {
-    size_t head = ((16u - (s & 15u)) & 15u) / sizeof(T);
-    if (head > count) head = count;
-    const size_t body = (count - head) * sizeof(T) / 16 * 16;
+  const Split16 split = split16(src, dst, count);
+  if (split.vector) {
+    const size_t head = split.head, body = split.chunks * 16;
     if (body > 0) {
       const uint8_t* from = reinterpret_cast<const uint8_t*>(src + head);
       uint8_t* to = reinterpret_cast<uint8_t*>(dst + head);
