@@ -159,8 +159,69 @@ IRIS_DEVICE ccl::Tile tile(int64_t index, int64_t m, int64_t n, int group_m = 8)
 // and store() start with __syncthreads(), and a staged copy is done with its buffer when it returns.
 IRIS_DEVICE Staging staging();
 
+// ---- The whole-kernel GEMM on Hopper (sm_90a) --------------------------------------------------------
+// The tile above is a block's building block on every platform. On an H100 or H200 a kernel that only
+// multiplies (or multiplies, then hands finished tiles to other blocks) goes faster as a whole kernel
+// built for the chip: tma::run is the body of such a kernel. A block of tma::kThreads (384) threads,
+// with tma::Config<>::kSharedBytes of dynamic shared memory, one block per SM, computes 128 x 256 tiles
+// of C = A B (float16 or bfloat16 in and out, float accumulation): warpgroup 0 loads steps of 64 k of A
+// and B with TMA (cp.async.bulk.tensor) into a ring of Config::kStages stages of shared memory,
+// warpgroups 1 and 2 each multiply 64 rows of the tile with wgmma m64n256k16 and write them through
+// shared memory with TMA stores. Blocks take tiles first_tile, first_tile + tile_stride, ... in
+// grouped order (tma::tile_origin). The kernel is declared IRIS_GEMM_TMA_KERNEL (one block per SM, so
+// that setmaxnreg can give the multiplying warpgroups 232 registers a thread).
+//
+// The operands come as tensor maps (TMA's descriptors of a matrix in global memory) that the host
+// encodes and passes by value, as `const __grid_constant__ iris::gemm::TensorMap` kernel parameters
+// (the TMA unit reads them from the parameter space; a copy in local memory would not do). Each
+// describes a row-major matrix of 16-bit elements (rows 16-byte aligned), 128-byte swizzle, box:
+//   A, k-major (m x k, AKMajor):  box 64 (k) x 128 (rows);  mn-major (k x m): 64 (m) x 64 (k)
+//   B, mn-major (k x n, the default): 64 (n) x 64 (k);      k-major (n x k, BKMajor): 64 (k) x 256 (n)
+//   C (m x n): 64 x 64
+// Elements past the matrices read as zeros and are not written, so any m, n and k work. Elsewhere than
+// sm_90a, run() fails with a message (the platform's kernels use the tile above).
+struct alignas(64) TensorMap {
+  uint64_t opaque[16];  // CUtensorMap
+};
+
+namespace tma {
+
+constexpr int kThreads = 384;  // a producer warpgroup and two consumer warpgroups
+constexpr int kTileM = 128;
+constexpr int kTileN = 256;
+constexpr int kTileK = 64;   // one stage: 64 elements of k (128 bytes, the swizzle's width)
+constexpr int kGroupM = 8;   // tile_origin's groups of tile rows
+
+// Stages of k in flight, and the epilogue's staging: per consumer warpgroup `EpilogueBuffers` buffers
+// of 64 rows x `EpilogueColumns` (64, 128 or 256).
+template <int Stages = 4, int EpilogueColumns = 64, int EpilogueBuffers = 2>
+struct Config {
+  static constexpr int kStages = Stages;
+  static constexpr int kEpilogueColumns = EpilogueColumns;
+  static constexpr int kEpilogueBuffers = EpilogueBuffers;
+  static constexpr int kStageBytes = (kTileM + kTileN) * kTileK * 2;
+  static constexpr int kEpilogueBufferBytes = 64 * EpilogueColumns * 2;
+  // The stages, the epilogue buffers, two mbarriers per stage, and 1 KiB to align the start to.
+  static constexpr int kSharedBytes =
+      1024 + Stages * kStageBytes + 2 * EpilogueBuffers * kEpilogueBufferBytes + 16 * Stages;
+  static_assert(EpilogueColumns == 64 || EpilogueColumns == 128 || EpilogueColumns == 256, "whole boxes of C");
+  static_assert(kSharedBytes <= 227 * 1024, "an H100's or H200's shared memory per block");
+};
+
+IRIS_HOST_DEVICE int64_t tiles(int64_t m, int64_t n);
+// Where tile `index` starts (grouped order).
+IRIS_HOST_DEVICE void tile_origin(int64_t index, int64_t m, int64_t n, int64_t& row, int64_t& col);
+
+template <class T, bool AKMajor = true, bool BKMajor = false, class Cfg = Config<>>
+IRIS_DEVICE void run(const TensorMap& a, const TensorMap& b, const TensorMap& c, int64_t m, int64_t n, int64_t k,
+                     int64_t first_tile, int64_t tile_stride);
+
+}  // namespace tma
+
 }  // namespace gemm
 }  // namespace iris
+
+#define IRIS_GEMM_TMA_KERNEL __launch_bounds__(384, 1)
 
 #include "impl/gemm_layout.hpp"
 #if defined(IRIS_PLATFORM_HIP)
@@ -169,5 +230,6 @@ IRIS_DEVICE Staging staging();
 #include "impl/gemm_mma.hpp"  // NVIDIA's instructions, emulated on the cpu backend
 #endif
 #include "impl/gemm_tile.hpp"
+#include "impl/gemm_tma.hpp"
 
 #endif  // IRIS_GEMM_HPP

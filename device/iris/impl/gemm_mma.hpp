@@ -389,8 +389,7 @@ IRIS_DEVICE void compute_step(Accumulator& acc, const uint8_t* a, const uint8_t*
   fence_accumulator(acc);
 }
 
-#undef IRIS_GEMM_WGMMA_M64N128K16
-#undef IRIS_GEMM_WGMMA_D
+#undef IRIS_GEMM_WGMMA_M64N128K16  // IRIS_GEMM_WGMMA_D: gemm_tma.hpp's wgmma too, which undefines it
 #endif  // IRIS_GEMM_WGMMA
 
 // The plan of a multiply of T, which picks its compute_step: mma.sync's fragment offsets, or wgmma's
