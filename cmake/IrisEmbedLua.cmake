@@ -58,7 +58,8 @@ endfunction()
 # iris_generate_cdef(<output.lua> HEADERS <C headers...>)
 #
 # Writes the Lua module iris.cdef: the declarations between "/* cdef:begin */" and "/* cdef:end */" of
-# every C API header, handed to ffi.cdef once, plus the ABI version the Lua side checks the host against.
+# every C API header, handed to ffi.cdef once, the ABI version the Lua side checks the host against, and
+# the code lists the Lua side shares with the device (device/iris/impl/abi.h; iris.codes reads them).
 function(iris_generate_cdef output)
   cmake_parse_arguments(ARG "" "" "HEADERS" ${ARGN})
   add_custom_command(

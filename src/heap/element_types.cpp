@@ -12,14 +12,21 @@ struct TypeInfo {
   const char* name;
   ElementType type;
   size_t size;
+  bool floating;
 };
 
-constexpr TypeInfo kTypes[] = {
-    {"bool", ElementType::boolean, 1},     {"int8", ElementType::int8, 1},       {"uint8", ElementType::uint8, 1},
-    {"int16", ElementType::int16, 2},      {"int32", ElementType::int32, 4},     {"uint32", ElementType::uint32, 4},
-    {"int64", ElementType::int64, 8},      {"uint64", ElementType::uint64, 8},   {"float16", ElementType::float16, 2},
-    {"bfloat16", ElementType::bfloat16, 2}, {"float32", ElementType::float32, 4}, {"float64", ElementType::float64, 8},
-};
+#define IRIS_HEAP_TYPE_INFO(name, code, bytes, kind) \
+  {#name, static_cast<ElementType>(code), bytes, IRIS_HEAP_KIND_##kind},
+#define IRIS_HEAP_KIND_bool false
+#define IRIS_HEAP_KIND_int false
+#define IRIS_HEAP_KIND_float true
+constexpr TypeInfo kTypes[] = {IRIS_DTYPE_CODES(IRIS_HEAP_TYPE_INFO)};
+#undef IRIS_HEAP_TYPE_INFO
+
+// "bool, int8, ..., float64": what element_type_named's error lists.
+#define IRIS_HEAP_TYPE_NAME(name, code, bytes, kind) ", " #name
+constexpr const char* kTypeNames = IRIS_DTYPE_CODES(IRIS_HEAP_TYPE_NAME) + 2;
+#undef IRIS_HEAP_TYPE_NAME
 
 // An IEEE-style binary format with `exponent_bits` and `mantissa_bits` (stored, without the implicit
 // one), encoded from a double's bits: element access calls this per element, so no libm calls.
@@ -113,10 +120,7 @@ ElementType element_type_named(const std::string& name) {
   for (const TypeInfo& t : kTypes) {
     if (name == t.name) return t.type;
   }
-  throw Error(Errc::invalid_argument,
-              format("unknown dtype '%s' (dtypes: bool, int8, uint8, int16, int32, uint32, int64, uint64, float16, "
-                     "bfloat16, float32, float64)",
-                     name.c_str()));
+  throw Error(Errc::invalid_argument, format("unknown dtype '%s' (dtypes: %s)", name.c_str(), kTypeNames));
 }
 
 size_t element_size(ElementType type) {
@@ -127,8 +131,10 @@ size_t element_size(ElementType type) {
 }
 
 bool is_floating(ElementType type) {
-  return type == ElementType::float16 || type == ElementType::bfloat16 || type == ElementType::float32 ||
-         type == ElementType::float64;
+  for (const TypeInfo& t : kTypes) {
+    if (t.type == type) return t.floating;
+  }
+  return false;
 }
 
 uint16_t float16_from_double(double value) { return encode_small_float(value, 5, 10); }

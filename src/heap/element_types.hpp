@@ -9,9 +9,17 @@
 #include <cstdint>
 #include <string>
 
+#include "iris/impl/abi.h"
+
 namespace iris::heap {
 
-enum class ElementType { boolean, int8, uint8, int16, int32, uint32, int64, uint64, float16, bfloat16, float32, float64 };
+// The values are the dtype codes the Lua side and the device share (IRIS_DTYPE_CODES, impl/abi.h).
+enum class ElementType {
+  boolean = IRIS_DTYPE_bool, int8 = IRIS_DTYPE_int8, uint8 = IRIS_DTYPE_uint8, int16 = IRIS_DTYPE_int16,
+  int32 = IRIS_DTYPE_int32, uint32 = IRIS_DTYPE_uint32, int64 = IRIS_DTYPE_int64, uint64 = IRIS_DTYPE_uint64,
+  float16 = IRIS_DTYPE_float16, bfloat16 = IRIS_DTYPE_bfloat16, float32 = IRIS_DTYPE_float32, float64 = IRIS_DTYPE_float64
+};
+static_assert(IRIS_DTYPE_COUNT == 12, "a new dtype in IRIS_DTYPE_CODES needs its ElementType");
 
 // "float32" -> ElementType::float32; throws Error(invalid_argument) naming the dtypes for anything else.
 ElementType element_type_named(const std::string& name);

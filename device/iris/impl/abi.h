@@ -14,6 +14,100 @@
 #include <stdint.h>
 #endif
 
+/* ---- the codes and limits the Lua side, the host and the device share: one definition each --------
+ * Limits are the enumerators below (iris.cdef declares them: Lua reads ffi.C.IRIS_MAX_RANKS). Codes
+ * are the X-macro lists between the codes markers, one entry a line: the device and the host expand
+ * them (the enums after them, impl/ccl_call.hpp's name tables, heap::ElementType's static_asserts), and
+ * cmake/generate_cdef.cmake copies each into iris.cdef as a Lua table, which src/lua/iris/codes.lua
+ * shapes. Codes travel as kernel arguments and in the collectives' call descriptors: an entry keeps its
+ * number; a new one takes a new number. tests/unit/shared_codes_test.cpp compares both sides. */
+/* cdef:begin */
+enum {
+  IRIS_MAX_RANKS = 64,          /* ranks of a ctx.ccl/ctx.ops call: the call state's slots per peer */
+  IRIS_MAX_BLOCKS = 512,        /* blocks of a ctx.ccl/ctx.ops grid: the call state's progress slots */
+  IRIS_MAX_THREADS = 1024,      /* threads of a block on every device iris supports */
+  IRIS_CCL_LOCKS = 256,         /* spinlock all_reduce's locks, which tiles share by index */
+  IRIS_CCL_UNIT_BYTES = 16,     /* a tile moves in units of 16 bytes (impl/ccl_fragment.hpp) */
+  IRIS_CCL_TILE_ELEMENTS_GPU = 8,  /* elements of a tile a thread holds in registers, on GPUs */
+  IRIS_CCL_TILE_ELEMENTS_CPU = 64, /* the same on the cpu backend (fewer, fuller threads cost less) */
+  IRIS_GEMM_TILE = 128,         /* iris::gemm's block_m and block_n (gemm::kTileM, kTileN) */
+  IRIS_GEMM_THREADS = 256,      /* threads of a block that multiplies (gemm::kThreads) */
+  /* Where the collectives (ctx.ccl) keep their flags and counters: inside the heap's runtime scratch
+   * region (src/heap/layout.hpp), after the device barrier's slots; zeroed at iris.init like the rest
+   * of it. device/iris/impl/ccl_call.hpp lays it out. */
+  IRIS_CCL_STATE_OFFSET = 40 * 1024,
+  IRIS_CCL_STATE_BYTES = 24 * 1024
+};
+/* cdef:end */
+
+/* codes:begin */
+/* Element types: X(name, code, bytes, kind), kind bool, int or float (docs/memory.md, "Dtypes"). */
+#define IRIS_DTYPE_CODES(X) \
+  X(bool, 0, 1, bool)       \
+  X(int8, 1, 1, int)        \
+  X(uint8, 2, 1, int)       \
+  X(int16, 3, 2, int)       \
+  X(int32, 4, 4, int)       \
+  X(uint32, 5, 4, int)      \
+  X(int64, 6, 8, int)       \
+  X(uint64, 7, 8, int)      \
+  X(float16, 8, 2, float)   \
+  X(bfloat16, 9, 2, float)  \
+  X(float32, 10, 4, float)  \
+  X(float64, 11, 8, float)
+/* Reductions of ctx.ccl and iris::ccl::Op: X(name, code, domain), domain any or int (integers and bool). */
+#define IRIS_REDUCTION_CODES(X) \
+  X(sum, 0, any)                \
+  X(prod, 1, any)               \
+  X(min, 2, any)                \
+  X(max, 3, any)                \
+  X(band, 4, int)               \
+  X(bor, 5, int)                \
+  X(bxor, 6, int)
+/* Variants of the collectives and the fused ops: X(name, code). Which variants a collective has is its
+ * line in IRIS_COLLECTIVE_CODES. */
+#define IRIS_VARIANT_CODES(X) \
+  X(one_shot, 0)              \
+  X(two_shot, 1)              \
+  X(ring, 2)                  \
+  X(atomic, 3)                \
+  X(spinlock, 4)              \
+  X(persistent, 5)            \
+  X(partitioned, 6)           \
+  X(push, 7)                  \
+  X(specialized, 8)           \
+  X(pull, 9)                  \
+  X(staged, 10)
+/* Collectives (ctx.ccl) and fused ops (ctx.ops): X(name, id, family, variants), family ccl or ops,
+ * variants the names (IRIS_VARIANT_CODES) its `variant` option takes, the first the one its error
+ * messages name first. A new collective is one line here (docs/architecture.md, "Where to add X"). */
+#define IRIS_COLLECTIVE_CODES(X)                                          \
+  X(all_reduce, 1, ccl, "one_shot two_shot ring atomic spinlock")         \
+  X(all_gather, 2, ccl, "persistent partitioned")                         \
+  X(reduce_scatter, 3, ccl, "two_shot")                                   \
+  X(all_to_all, 4, ccl, "push")                                           \
+  X(broadcast, 5, ccl, "push")                                            \
+  X(matmul_all_reduce, 6, ops, "two_shot one_shot ring atomic spinlock")  \
+  X(all_gather_matmul, 7, ops, "pull staged")                             \
+  X(matmul_all_gather, 8, ops, "push specialized")                        \
+  X(matmul_reduce_scatter, 9, ops, "two_shot")
+/* codes:end */
+
+/* The codes as C enumerators: IRIS_DTYPE_float32, IRIS_REDUCTION_sum, IRIS_VARIANT_ring,
+ * IRIS_COLLECTIVE_all_reduce; IRIS_FAMILY_ccl and IRIS_FAMILY_ops. */
+#define IRIS_ABI_DTYPE_ENUMERATOR(name, code, bytes, kind) IRIS_DTYPE_##name = code,
+#define IRIS_ABI_REDUCTION_ENUMERATOR(name, code, domain) IRIS_REDUCTION_##name = code,
+#define IRIS_ABI_VARIANT_ENUMERATOR(name, code) IRIS_VARIANT_##name = code,
+#define IRIS_ABI_COLLECTIVE_ENUMERATOR(name, id, family, variants) IRIS_COLLECTIVE_##name = id,
+#define IRIS_ABI_COUNT(...) +1
+enum iris_dtype_code { IRIS_DTYPE_CODES(IRIS_ABI_DTYPE_ENUMERATOR) IRIS_DTYPE_COUNT = 0 IRIS_DTYPE_CODES(IRIS_ABI_COUNT) };
+enum iris_reduction_code {
+  IRIS_REDUCTION_CODES(IRIS_ABI_REDUCTION_ENUMERATOR) IRIS_REDUCTION_COUNT = 0 IRIS_REDUCTION_CODES(IRIS_ABI_COUNT)
+};
+enum iris_variant_code { IRIS_VARIANT_CODES(IRIS_ABI_VARIANT_ENUMERATOR) IRIS_VARIANT_COUNT = 0 IRIS_VARIANT_CODES(IRIS_ABI_COUNT) };
+enum iris_collective_code { IRIS_COLLECTIVE_CODES(IRIS_ABI_COLLECTIVE_ENUMERATOR) IRIS_COLLECTIVE_COUNT = 0 IRIS_COLLECTIVE_CODES(IRIS_ABI_COUNT) };
+enum iris_collective_family { IRIS_FAMILY_ccl, IRIS_FAMILY_ops };
+
 #ifdef __cplusplus
 namespace iris {
 namespace abi {
@@ -79,11 +173,6 @@ struct TraceBuffer {
   uint64_t next;
   uint64_t reserved[6];
 };
-/* Where the collectives (ctx.ccl) keep their flags and counters: inside the heap's runtime scratch
- * region (src/heap/layout.hpp), after the device barrier's slots; zeroed at iris.init like the rest of
- * it. device/iris/impl/ccl_call.hpp lays it out. */
-#define IRIS_CCL_STATE_OFFSET (40 * 1024)
-#define IRIS_CCL_STATE_BYTES (24 * 1024)
 
 /* Every compiled module has one module-scope variable of this type, named __iris_module_state, that
  * the host writes after loading the module. Device-side helpers that need no Context (wait_until's

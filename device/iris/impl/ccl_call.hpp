@@ -8,9 +8,10 @@ namespace iris {
 namespace ccl {
 namespace detail {
 
-constexpr int kMaxRanks = 64;
-constexpr int kMaxBlocks = 512;
-constexpr int kLocks = 256;
+// The limits and codes are impl/abi.h's, which the Lua side reads too.
+constexpr int kMaxRanks = IRIS_MAX_RANKS;
+constexpr int kMaxBlocks = IRIS_MAX_BLOCKS;
+constexpr int kLocks = IRIS_CCL_LOCKS;
 
 // What a rank called, as it tells each member at arrival. Two calls match when everything but `seq`
 // and `epoch` is equal. The fused ops (ctx.ops, impl/ops_call.hpp) describe M x N x K instead.
@@ -40,45 +41,38 @@ struct CallState {
 };
 static_assert(sizeof(CallState) <= IRIS_CCL_STATE_BYTES, "the collectives' state must fit its region");
 
-enum Collective : int { all_reduce_call = 1, all_gather_call, reduce_scatter_call, all_to_all_call, broadcast_call,
-                        matmul_all_reduce_call, all_gather_matmul_call, matmul_all_gather_call,
-                        matmul_reduce_scatter_call };
-IRIS_DEVICE bool is_op(int collective) { return collective >= matmul_all_reduce_call; }
+// all_reduce_call, ..., matmul_reduce_scatter_call: IRIS_COLLECTIVE_CODES's ids.
+#define IRIS_CCL_COLLECTIVE_ENUMERATOR(name, id, family, variants) name##_call = id,
+enum Collective : int { IRIS_COLLECTIVE_CODES(IRIS_CCL_COLLECTIVE_ENUMERATOR) };
+#undef IRIS_CCL_COLLECTIVE_ENUMERATOR
+// Whether a collective is a fused op (ctx.ops): its family in IRIS_COLLECTIVE_CODES.
+IRIS_DEVICE bool is_op(int collective) {
+#define IRIS_CCL_FAMILY_CASE(name, id, family, variants) \
+  case id: return IRIS_FAMILY_##family == IRIS_FAMILY_ops;
+  switch (collective) { IRIS_COLLECTIVE_CODES(IRIS_CCL_FAMILY_CASE) default: return false; }
+#undef IRIS_CCL_FAMILY_CASE
+}
 
 // ---- reports ---------------------------------------------------------------------------------------
 
 using ::iris::detail::Text;
 
+// The names of the codes the kernels receive and describe (impl/abi.h's lists, which Lua reads too).
+#define IRIS_CCL_NAME_CASE(name, code, ...) \
+  case code: return #name;
 IRIS_DEVICE const char* collective_name(int c) {
-  switch (c) {
-    case all_reduce_call: return "all_reduce";
-    case all_gather_call: return "all_gather";
-    case reduce_scatter_call: return "reduce_scatter";
-    case all_to_all_call: return "all_to_all";
-    case broadcast_call: return "broadcast";
-    case matmul_all_reduce_call: return "matmul_all_reduce";
-    case all_gather_matmul_call: return "all_gather_matmul";
-    case matmul_all_gather_call: return "matmul_all_gather";
-    case matmul_reduce_scatter_call: return "matmul_reduce_scatter";
-    default: return "?";
-  }
+  switch (c) { IRIS_COLLECTIVE_CODES(IRIS_CCL_NAME_CASE) default: return "?"; }
 }
-// The order of these lists is Lua's (src/lua/iris/ccl.lua): dtype and variant numbers pass as kernel
-// arguments.
 IRIS_DEVICE const char* dtype_name(int d) {
-  const char* names[] = {"bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "uint64", "float16",
-                         "bfloat16", "float32", "float64"};
-  return d >= 0 && d < 12 ? names[d] : "?";
+  switch (d) { IRIS_DTYPE_CODES(IRIS_CCL_NAME_CASE) default: return "?"; }
 }
 IRIS_DEVICE const char* variant_name(int v) {
-  const char* names[] = {"one_shot", "two_shot", "ring", "atomic", "spinlock", "persistent", "partitioned", "push",
-                         "specialized", "pull", "staged"};
-  return v >= 0 && v < 11 ? names[v] : "?";
+  switch (v) { IRIS_VARIANT_CODES(IRIS_CCL_NAME_CASE) default: return "?"; }
 }
 IRIS_DEVICE const char* op_name(int o) {
-  const char* names[] = {"sum", "prod", "min", "max", "band", "bor", "bxor"};
-  return o >= 0 && o < 7 ? names[o] : "?";
+  switch (o) { IRIS_REDUCTION_CODES(IRIS_CCL_NAME_CASE) default: return "?"; }
 }
+#undef IRIS_CCL_NAME_CASE
 
 IRIS_DEVICE void put_group(Text& text, uint64_t group) {
   text.put("group {");
@@ -402,22 +396,23 @@ struct CallSync {
   }
 };
 
-// Runs `statement` with T the element type of dtype number `dtype` (the order of dtype_name). A macro,
-// not a generic lambda: NVRTC compiles no lambdas in device code.
-#define IRIS_CCL_FOR_DTYPE(dtype, T, statement)                  \
-  switch (dtype) {                                                \
-    case 0: { typedef bool T; statement; } break;                 \
-    case 1: { typedef int8_t T; statement; } break;               \
-    case 2: { typedef uint8_t T; statement; } break;              \
-    case 3: { typedef int16_t T; statement; } break;              \
-    case 4: { typedef int32_t T; statement; } break;              \
-    case 5: { typedef uint32_t T; statement; } break;             \
-    case 6: { typedef int64_t T; statement; } break;              \
-    case 7: { typedef uint64_t T; statement; } break;             \
-    case 8: { typedef ::iris::half T; statement; } break;         \
-    case 9: { typedef ::iris::bfloat16 T; statement; } break;     \
-    case 10: { typedef float T; statement; } break;               \
-    default: { typedef double T; statement; } break;              \
+// Runs `statement` with T the element type of dtype code `dtype` (IRIS_DTYPE_CODES). A macro, not a
+// generic lambda: NVRTC compiles no lambdas in device code.
+static_assert(IRIS_DTYPE_COUNT == 12, "a new dtype needs its case in IRIS_CCL_FOR_DTYPE");
+#define IRIS_CCL_FOR_DTYPE(dtype, T, statement)                               \
+  switch (dtype) {                                                             \
+    case IRIS_DTYPE_bool: { typedef bool T; statement; } break;                \
+    case IRIS_DTYPE_int8: { typedef int8_t T; statement; } break;              \
+    case IRIS_DTYPE_uint8: { typedef uint8_t T; statement; } break;            \
+    case IRIS_DTYPE_int16: { typedef int16_t T; statement; } break;            \
+    case IRIS_DTYPE_int32: { typedef int32_t T; statement; } break;            \
+    case IRIS_DTYPE_uint32: { typedef uint32_t T; statement; } break;          \
+    case IRIS_DTYPE_int64: { typedef int64_t T; statement; } break;            \
+    case IRIS_DTYPE_uint64: { typedef uint64_t T; statement; } break;          \
+    case IRIS_DTYPE_float16: { typedef ::iris::half T; statement; } break;     \
+    case IRIS_DTYPE_bfloat16: { typedef ::iris::bfloat16 T; statement; } break; \
+    case IRIS_DTYPE_float32: { typedef float T; statement; } break;            \
+    default: { typedef double T; statement; } break;                           \
   }
 
 // The same for collectives that only copy: T is the unsigned integer of the dtype's size.
@@ -429,11 +424,18 @@ struct CallSync {
     default: { typedef uint64_t T; statement; } break;                  \
   }
 
-IRIS_DEVICE int dtype_size(int d) { return d <= 2 ? 1 : d == 3 || d == 8 || d == 9 ? 2 : d == 4 || d == 5 || d == 10 ? 4 : 8; }
+IRIS_DEVICE int dtype_size(int d) {
+#define IRIS_CCL_SIZE_CASE(name, code, bytes, kind) \
+  case code: return bytes;
+  switch (d) { IRIS_DTYPE_CODES(IRIS_CCL_SIZE_CASE) default: return 8; }
+#undef IRIS_CCL_SIZE_CASE
+}
 
-// Variant numbers, as Lua passes them (the order of variant_name).
+// Variant codes, as Lua passes them: variant::one_shot, ... (IRIS_VARIANT_CODES).
 namespace variant {
-enum : int { one_shot = 0, two_shot, ring, atomic, spinlock, persistent, partitioned, push };
+#define IRIS_CCL_VARIANT_ENUMERATOR(name, code) name = code,
+enum : int { IRIS_VARIANT_CODES(IRIS_CCL_VARIANT_ENUMERATOR) };
+#undef IRIS_CCL_VARIANT_ENUMERATOR
 }  // namespace variant
 
 // The lock of a tile: tiles share the rank's locks by index.

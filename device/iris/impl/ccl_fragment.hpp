@@ -20,14 +20,15 @@ namespace detail {
 
 // Elements per thread (a unit of 16 bytes when that is more). The cpu backend runs a block's threads one
 // after another, each a function call: fewer, fuller threads cost less there.
+// (impl/abi.h: ccl.lua sizes the collectives' blocks from the same numbers.)
 #if defined(IRIS_PLATFORM_CPU)
-constexpr int kTileElements = 64;
+constexpr int kTileElements = IRIS_CCL_TILE_ELEMENTS_CPU;
 #else
-constexpr int kTileElements = 8;
+constexpr int kTileElements = IRIS_CCL_TILE_ELEMENTS_GPU;
 #endif
 
 template <class E>
-IRIS_DEVICE constexpr int vector_width() { return static_cast<int>(16 / sizeof(E)); }
+IRIS_DEVICE constexpr int vector_width() { return static_cast<int>(IRIS_CCL_UNIT_BYTES / sizeof(E)); }
 
 // V elements moved as one access.
 template <class E, int V>

@@ -5,6 +5,12 @@
 namespace iris {
 namespace ccl {
 
+// Op's values are impl/abi.h's IRIS_REDUCTION_CODES, which ctx.ccl passes: one Op for each.
+#define IRIS_CCL_OP_MATCHES(name, code, domain) \
+  static_assert(static_cast<int>(Op::name) == code, "iris::ccl::Op and IRIS_REDUCTION_CODES disagree");
+IRIS_REDUCTION_CODES(IRIS_CCL_OP_MATCHES)
+#undef IRIS_CCL_OP_MATCHES
+
 template <class T>
 IRIS_DEVICE int64_t View<T>::tiles(int block_m, int block_n) const {
   return ((rows + block_m - 1) / block_m) * ((cols + block_n - 1) / block_n);

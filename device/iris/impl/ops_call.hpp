@@ -146,14 +146,15 @@ IRIS_DEVICE void finish_sends() { ::iris::detail::staged::await_writes(); }
 // the three types inline in one kernel spilled. Written out, not made by a macro: iris-lua reads the
 // kernels' signatures from the source.
 template <class T> struct DtypeCode;
-template <> struct DtypeCode<::iris::half> { static constexpr int value = 8; };
-template <> struct DtypeCode<::iris::bfloat16> { static constexpr int value = 9; };
-template <> struct DtypeCode<float> { static constexpr int value = 10; };
+template <> struct DtypeCode<::iris::half> { static constexpr int value = IRIS_DTYPE_float16; };
+template <> struct DtypeCode<::iris::bfloat16> { static constexpr int value = IRIS_DTYPE_bfloat16; };
+template <> struct DtypeCode<float> { static constexpr int value = IRIS_DTYPE_float32; };
 
-namespace variant {
-using namespace ::iris::ccl::detail::variant;
-enum : int { specialized = 8, pull, staged };
-}  // namespace variant
+// The variant codes (IRIS_VARIANT_CODES): ctx.ccl's and the ops' own are one list.
+namespace variant = ::iris::ccl::detail::variant;
+// ops.lua tiles the output and sizes the blocks as iris::gemm does.
+static_assert(gemm::kTileM == IRIS_GEMM_TILE && gemm::kTileN == IRIS_GEMM_TILE, "ops.lua reads IRIS_GEMM_TILE");
+static_assert(gemm::kThreads == IRIS_GEMM_THREADS, "ops.lua reads IRIS_GEMM_THREADS");
 
 }  // namespace ops
 }  // namespace iris

@@ -9,31 +9,25 @@ local errors = require "iris.errors"
 local tensor = require "iris.tensor"
 local kernel = require "iris.kernel"
 local trace = require "iris.trace"
+local codes = require "iris.codes"
 local C = ffi.C
 
 local M = {}
 
--- Numbers the kernels receive (device/iris/impl/ccl_call.hpp: dtype_name, variant_name, op_name).
-local DTYPE_CODE = { bool = 0, int8 = 1, uint8 = 2, int16 = 3, int32 = 4, uint32 = 5, int64 = 6, uint64 = 7,
-  float16 = 8, bfloat16 = 9, float32 = 10, float64 = 11 }
-local OP_CODE = { sum = 0, prod = 1, min = 2, max = 3, band = 4, bor = 5, bxor = 6 }
-local VARIANT_CODE = { one_shot = 0, two_shot = 1, ring = 2, atomic = 3, spinlock = 4, persistent = 5,
-  partitioned = 6, push = 7 }
-local VARIANTS = {
-  all_reduce = { "one_shot", "two_shot", "ring", "atomic", "spinlock" },
-  all_gather = { "persistent", "partitioned" },
-  reduce_scatter = { "two_shot" },
-  all_to_all = { "push" },
-  broadcast = { "push" },
-}
+-- The numbers the kernels receive, each collective's variants and the limits: device/iris/impl/abi.h,
+-- the one definition the device reads too (iris.codes; the limits through ffi.C).
+local DTYPE_CODE, OP_CODE, VARIANT_CODE = codes.DTYPE, codes.REDUCTION, codes.VARIANT
+local VARIANTS = {}
+for _, c in ipairs(codes.collectives) do VARIANTS[c.name] = c.variants end
+local OP_NAMES = '"' .. table.concat(codes.names(codes.reductions), '", "'):gsub('", "([^"]*)$', '" or "%1') .. '"'
 
-local MAX_RANKS = 64    -- the state's slots per peer (IRIS_CCL_STATE_BYTES)
-local MAX_BLOCKS = 512  -- progress slots
-local MAX_THREADS = 1024
+local MAX_RANKS = C.IRIS_MAX_RANKS    -- the state's slots per peer (IRIS_CCL_STATE_BYTES)
+local MAX_BLOCKS = C.IRIS_MAX_BLOCKS  -- progress slots
+local MAX_THREADS = C.IRIS_MAX_THREADS
 -- A block holds a tile in registers (device/iris/impl/ccl_fragment.hpp): units of 16 bytes (shorter at
 -- row ends), 8 elements per thread on GPUs, 64 on the cpu backend (at least one unit).
-local UNIT_BYTES = 16
-local TILE_ELEMENTS_PER_THREAD = { gpu = 8, cpu = 64 }
+local UNIT_BYTES = C.IRIS_CCL_UNIT_BYTES
+local TILE_ELEMENTS_PER_THREAD = { gpu = C.IRIS_CCL_TILE_ELEMENTS_GPU, cpu = C.IRIS_CCL_TILE_ELEMENTS_CPU }
 local DEFAULT_TILE = { 32, 64 } -- Iris's
 
 -- The options every collective takes (read_options; docs/lua-api.md lists them).
@@ -166,10 +160,9 @@ local function read_options(what, collective, opts, dt, reducing)
   o.op = opts.op or "sum"
   if reducing then
     if OP_CODE[o.op] == nil then
-      errors.raise("invalid_argument", "%s: op must be \"sum\", \"prod\", \"min\", \"max\", \"band\", \"bor\" or \"bxor\", "
-        .. "got %s", what, describe(o.op))
+      errors.raise("invalid_argument", "%s: op must be %s, got %s", what, OP_NAMES, describe(o.op))
     end
-    if OP_CODE[o.op] >= 4 and dt.kind == "float" then
+    if codes.reduction[o.op].domain == "int" and dt.kind == "float" then
       errors.raise("invalid_argument", "%s: op \"%s\" takes integers or bool, not %s", what, o.op, dt.name)
     end
   elseif opts.op ~= nil then
@@ -310,7 +303,7 @@ function M.new(ctx)
   local function members(what, o)
     if ctx.world_size > MAX_RANKS then
       errors.raise("invalid_argument", "%s: ctx.ccl works with up to %d ranks (its flags live in each heap's %s runtime "
-        .. "scratch region); this job has %d", what, MAX_RANKS, human(24 * 1024), ctx.world_size)
+        .. "scratch region); this job has %d", what, MAX_RANKS, human(C.IRIS_CCL_STATE_BYTES), ctx.world_size)
     end
     local g
     if o.group == nil then
@@ -539,8 +532,7 @@ function M.new(ctx)
   return ccl
 end
 
--- What iris.ops checks and numbers alike.
-M.DTYPE_CODE, M.VARIANT_CODE = DTYPE_CODE, VARIANT_CODE
+-- What iris.ops checks alike.
 M.check_tensor, M.describe, M.positive_integer, M.overlap, M.human = check_tensor, describe, positive_integer, overlap,
   human
 

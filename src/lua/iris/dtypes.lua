@@ -12,12 +12,14 @@
 -- (JIT-friendly: no closure per call).
 local ffi = require "ffi"
 local errors = require "iris.errors"
+local codes = require "iris.codes"
 local C = ffi.C
 
 local M = {}
 
-M.names = { "bool", "int8", "uint8", "int16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16",
-  "float32", "float64" }
+-- The dtypes, their sizes and kinds are device/iris/impl/abi.h's list (iris.codes), which the device and
+-- the heap read too; below, how each is stored and converted from Lua.
+M.names = codes.names(codes.dtypes)
 
 local info = {}
 M.info = info
@@ -37,9 +39,11 @@ end
 
 local function identity(x) return x end
 
-local function define(name, size, ctype, kind)
+local function define(name, ctype, kind)
+  local entry = codes.dtype[name]
+  assert(entry and entry.kind == kind, name .. " is not a dtype of kind " .. kind .. " in IRIS_DTYPE_CODES")
   local dt = {
-    name = name, size = size, ctype = ctype, kind = kind,
+    name = name, size = entry.size, ctype = ctype, kind = kind,
     article = name:sub(1, 1) == "i" and "an" or "a",
     ptr_t = ffi.typeof(ctype .. "*"),
     array_t = ffi.typeof(ctype .. "[?]"),
@@ -49,8 +53,8 @@ local function define(name, size, ctype, kind)
   return dt
 end
 
-local function define_float(name, size, ctype)
-  local dt = define(name, size, ctype, "float")
+local function define_float(name, ctype)
+  local dt = define(name, ctype, "float")
   function dt.encode(v, what)
     if type(v) ~= "number" then bad_value(dt, v, what) end
     return v
@@ -60,7 +64,7 @@ local function define_float(name, size, ctype)
 end
 
 local function define_half(name, to_bits, from_bits)
-  local dt = define(name, 2, "uint16_t", "float")
+  local dt = define(name, "uint16_t", "float")
   function dt.encode(v, what)
     if type(v) ~= "number" then bad_value(dt, v, what) end
     return to_bits(v)
@@ -72,11 +76,11 @@ end
 -- Integers of up to 32 bits read as Lua numbers; 64-bit ones read as boxed cdata, made numbers
 -- (exact up to 2^53) by tonumber. Writes take whole numbers in range, and int64/uint64 cdata for the
 -- 64-bit types (exact over their whole range).
-local function define_int(name, size, ctype, lo, hi, lo_text, hi_text)
-  local dt = define(name, size, ctype, "int")
+local function define_int(name, ctype, lo, hi, lo_text, hi_text)
+  local dt = define(name, ctype, "int")
   dt.min, dt.max = lo, hi
   dt.range_text = { lo_text or ("%d"):format(lo), hi_text or ("%d"):format(hi) }
-  local wide = size == 8
+  local wide = dt.size == 8
   function dt.encode(v, what)
     if type(v) == "number" then
       if v % 1 ~= 0 or v < lo or v > hi then bad_value(dt, v, what) end
@@ -95,7 +99,7 @@ local function define_int(name, size, ctype, lo, hi, lo_text, hi_text)
 end
 
 do
-  local dt = define("bool", 1, "uint8_t", "bool")
+  local dt = define("bool", "uint8_t", "bool")
   function dt.encode(v, what)
     if v == true or v == 1 then return 1 end
     if v == false or v == 0 then return 0 end
@@ -105,19 +109,23 @@ do
   dt.number = identity
 end
 
-define_int("int8", 1, "int8_t", -128, 127)
-define_int("uint8", 1, "uint8_t", 0, 255)
-define_int("int16", 2, "int16_t", -32768, 32767)
-define_int("int32", 4, "int32_t", -2147483648, 2147483647)
-define_int("uint32", 4, "uint32_t", 0, 4294967295)
+define_int("int8", "int8_t", -128, 127)
+define_int("uint8", "uint8_t", 0, 255)
+define_int("int16", "int16_t", -32768, 32767)
+define_int("int32", "int32_t", -2147483648, 2147483647)
+define_int("uint32", "uint32_t", 0, 4294967295)
 -- The bounds as doubles: 2^63 and 2^64 themselves do not fit, so the test is v < 2^63 (v <= max as
 -- the largest double below it).
-define_int("int64", 8, "int64_t", -2 ^ 63, 2 ^ 63 - 1024, "-2^63", "2^63-1")
-define_int("uint64", 8, "uint64_t", 0, 2 ^ 64 - 2048, "0", "2^64-1")
+define_int("int64", "int64_t", -2 ^ 63, 2 ^ 63 - 1024, "-2^63", "2^63-1")
+define_int("uint64", "uint64_t", 0, 2 ^ 64 - 2048, "0", "2^64-1")
 define_half("float16", C.iris_float16_from_double, C.iris_float16_to_double)
 define_half("bfloat16", C.iris_bfloat16_from_double, C.iris_bfloat16_to_double)
-define_float("float32", 4, "float")
-define_float("float64", 8, "double")
+define_float("float32", "float")
+define_float("float64", "double")
+for _, name in ipairs(M.names) do
+  local dt = info[name]
+  assert(dt and ffi.sizeof(dt.ctype) == dt.size, "dtypes.lua defines no storage of the right size for " .. name)
+end
 
 local name_list = table.concat(M.names, ", ")
 

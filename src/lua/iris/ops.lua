@@ -11,19 +11,16 @@ local errors = require "iris.errors"
 local tensor = require "iris.tensor"
 local kernel = require "iris.kernel"
 local ccl = require "iris.ccl"
+local codes = require "iris.codes"
 local C = ffi.C
 
 local M = {}
 
 local DTYPES = { float16 = true, bfloat16 = true, float32 = true }
--- The device's variant numbers (device/iris/impl/ccl_call.hpp: variant_name): ctx.ccl's, and the ops' own.
-local VARIANT_CODE = setmetatable({ specialized = 8, pull = 9, staged = 10 }, { __index = ccl.VARIANT_CODE })
-local VARIANTS = {
-  matmul_all_reduce = { "two_shot", "one_shot", "ring", "atomic", "spinlock" },
-  all_gather_matmul = { "pull", "staged" },
-  matmul_all_gather = { "push", "specialized" },
-  matmul_reduce_scatter = { "two_shot" },
-}
+-- The device's variant codes and each op's variants: device/iris/impl/abi.h (iris.codes).
+local VARIANT_CODE = codes.VARIANT
+local VARIANTS = {}
+for _, c in ipairs(codes.collectives) do VARIANTS[c.name] = c.variants end
 -- What `auto` runs. On GPUs the communication goes to a few blocks of its own where the op has such a
 -- variant (the GEMM blocks never wait on the links); the cpu backend runs few blocks at a time, so there
 -- every block does both.
@@ -41,9 +38,9 @@ local OPTIONS = {
   matmul_all_gather = { "variant", "blocks", "comm_blocks", "dim" },
   matmul_reduce_scatter = { "variant", "blocks", "dim" },
 }
-local THREADS = 256 -- gemm::kThreads
-local TILE = 128    -- gemm::kTileM, kTileN
-local MAX_BLOCKS = 512 -- the call state's progress slots
+local THREADS = C.IRIS_GEMM_THREADS -- gemm::kThreads
+local TILE = C.IRIS_GEMM_TILE       -- gemm::kTileM, kTileN
+local MAX_BLOCKS = C.IRIS_MAX_BLOCKS -- the call state's progress slots
 local COMM_BLOCKS = { gpu = 16, cpu = 1 }
 -- The kernels declared IRIS_GEMM_KERNEL (gemm.hpp) fit two blocks per multiprocessor on NVIDIA, which is
 -- where the GEMM's speed comes from (docs/perf.md, "The GEMM tile"); elsewhere one. The reducing ops'
