@@ -243,11 +243,9 @@ void Registry::device_barrier() {
   if (barrier_kernel_ == nullptr) {
     barrier_kernel_ = &builtin("device_barrier").kernel("iris_device_barrier");
   }
-  // Every rank calls this in the same order, so the epochs agree; slots only ever grow.
   abi::ContextData context{device_.heap_bases, device_.rank, device_.world_size};
   uint64_t* slots = reinterpret_cast<uint64_t*>(static_cast<char*>(device_.heap_base) + heap::kRuntimeScratchOffset);
-  uint64_t epoch = ++barrier_epoch_;
-  void* args[] = {&context, &slots, &epoch};
+  void* args[] = {&context, &slots};
   runtime::LaunchConfig config;
   config.block.x = static_cast<unsigned>(std::min(device_.world_size, 1024));
   launch(*barrier_kernel_, config, args);

@@ -76,6 +76,7 @@ class Registry {
   // mailbox).
   void synchronize();
   // ctx:device_barrier(): every rank's device waits for every other's (asynchronous like a launch).
+  // Its epoch is counted on the device, so a captured one is right at every replay.
   void device_barrier();
 
   // Tracing (docs/tracing.md). While a trace is on, programs compile with IRIS_TRACE_DEVICE (their
@@ -112,7 +113,6 @@ class Registry {
   std::map<std::string, bool> compiler_available_;
   std::map<std::string, std::unique_ptr<Program>> programs_;  // by digest of source, options and origin
   Kernel* barrier_kernel_ = nullptr;
-  uint64_t barrier_epoch_ = 0;
   abi::TraceBuffer* trace_buffer_ = nullptr;
   std::unique_ptr<DeviceTimeline> timeline_;
   std::map<const Kernel*, const Kernel*> traced_variants_;
