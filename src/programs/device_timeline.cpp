@@ -200,8 +200,18 @@ void DeviceTimeline::start(abi::TraceBuffer* buffer, uint32_t capacity) {
 
 void DeviceTimeline::launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args, uint64_t flow,
                             const std::string& described) {
-  if (pins_.empty()) start(nullptr, 0);  // a registry of its own, without a session that started it
   runtime::Backend& backend = registry_.backend();
+  timed(kernel.name, flow, described,
+        [&] { backend.launch(*kernel.module, kernel.function, config, args, kernel.label); });
+}
+
+void DeviceTimeline::replay(runtime::Graph& graph, int64_t times, uint64_t flow, const std::string& described) {
+  timed("replay", flow, described, [&] { graph.launch(times); });
+}
+
+void DeviceTimeline::timed(const std::string& name, uint64_t flow, const std::string& described,
+                           const std::function<void()>& enqueue) {
+  if (pins_.empty()) start(nullptr, 0);  // a registry of its own, without a session that started it
   PendingLaunch launch;
   launch.before = take_event();
   launch.after = take_event();
@@ -213,9 +223,9 @@ void DeviceTimeline::launch(const Kernel& kernel, const runtime::LaunchConfig& c
   arrow.category = "launch";
   trace::record(std::move(arrow));
   launch.before->record();
-  backend.launch(*kernel.module, kernel.function, config, args, kernel.label);
+  enqueue();
   launch.after->record();
-  launch.name = kernel.name;
+  launch.name = name;
   launch.flow = flow;
   launch.args = described;
   pending_.push_back(std::move(launch));

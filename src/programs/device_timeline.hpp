@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -63,6 +64,8 @@ class DeviceTimeline {
   // `described`: the launch span's arguments, which the kernel's span repeats.
   void launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args, uint64_t flow,
               const std::string& described);
+  // Replays `graph` `times` times between two stream events: one device span named "replay".
+  void replay(runtime::Graph& graph, int64_t times, uint64_t flow, const std::string& described);
   // The stream has just been waited for: pins the events again when the last pin is old, so that
   // long traces keep their precision.
   void synchronized();
@@ -82,6 +85,10 @@ class DeviceTimeline {
     uint64_t flow = 0;
   };
 
+  // Runs `enqueue` (which puts device work on the stream) between two stream events; the device span
+  // is named `name`.
+  void timed(const std::string& name, uint64_t flow, const std::string& described,
+             const std::function<void()>& enqueue);
   std::unique_ptr<runtime::Event> take_event();
   void pin_events();
   void resolve();

@@ -94,6 +94,8 @@ Registry::Registry(DeviceContext device, RegistryOptions options) : device_(devi
 }
 
 Registry::~Registry() {
+  if (capturing()) abort_capture();
+  graphs_.clear();    // graphs launch the programs' kernels
   programs_.clear();  // modules go before the backend that loaded them
 }
 
@@ -218,6 +220,7 @@ std::unique_ptr<runtime::Module> Registry::build(const ProgramSource& source, co
 }
 
 void Registry::launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args) {
+  if (capturing()) return captured_launch(kernel, config, args);
   if (trace::active()) return traced_launch(kernel, config, args);
   backend().launch(*kernel.module, kernel.function, config, args, kernel.label);
   // The one place IRIS_LAUNCH_BLOCKING acts (backends never wait after a launch themselves).
@@ -249,6 +252,54 @@ void Registry::device_barrier() {
   runtime::LaunchConfig config;
   config.block.x = static_cast<unsigned>(std::min(device_.world_size, 1024));
   launch(*barrier_kernel_, config, args);
+}
+
+// --- graphs ----------------------------------------------------------------------------------------------
+
+void Registry::begin_capture() {
+  if (capturing()) throw Error(Errc::invalid_argument, "a capture is already in progress on this rank");
+  backend().begin_capture();
+}
+
+void Registry::captured_launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args) {
+  // While a trace is on, the traced twin is what the graph runs, so replays record their device events.
+  const Kernel& recorded = trace::active() ? traced_variant(kernel) : kernel;
+  trace::Span span(kernel.name, "capture");  // recorded, not run: no device span follows
+  if (span) span.args().add("kernel", recorded.label);
+  std::vector<size_t> arg_bytes;
+  arg_bytes.reserve(recorded.params.size());
+  for (const KernelParam& p : recorded.params) arg_bytes.push_back(p.type.bytes);
+  backend().capture_launch(*recorded.module, recorded.function, config, args, arg_bytes, recorded.label);
+}
+
+runtime::Graph& Registry::end_capture(const std::string& label) {
+  std::unique_ptr<runtime::Graph> graph = backend().end_capture(label);
+  runtime::Graph& made = *graph;
+  graphs_.emplace(&made, HeldGraph{std::move(graph), label});
+  return made;
+}
+
+void Registry::abort_capture() { backend().abort_capture(); }
+
+const std::string& Registry::graph_label(const runtime::Graph& graph) const {
+  auto held = graphs_.find(&graph);
+  if (held == graphs_.end()) throw Error(Errc::internal, "a graph this rank's registry does not hold");
+  return held->second.label;
+}
+
+void Registry::replay(runtime::Graph& graph, int64_t times) {
+  const std::string& label = graph_label(graph);
+  if (trace::active()) {
+    traced_replay(graph, label, times);
+  } else {
+    graph.launch(times);
+  }
+  if (options_.launch_blocking) synchronize();
+}
+
+void Registry::free_graph(runtime::Graph& graph) {
+  graph_label(graph);  // it is held here
+  graphs_.erase(&graph);
 }
 
 }  // namespace iris::programs

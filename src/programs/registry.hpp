@@ -1,6 +1,6 @@
 // The kernels of one rank: compiles programs (through the disk cache, also for IRIS_CROSS_COMPILE's
-// targets), loads them on the backend, writes each module's state, launches kernels and runs iris's
-// own device barrier.
+// targets), loads them on the backend, writes each module's state, launches kernels, runs iris's own
+// device barrier, and captures launches into graphs and replays them (ctx:capture).
 #pragma once
 
 #include <cstdint>
@@ -79,6 +79,20 @@ class Registry {
   // Its epoch is counted on the device, so a captured one is right at every replay.
   void device_barrier();
 
+  // Graphs (ctx:capture, docs/graphs.md). From begin_capture() until end_capture() or
+  // abort_capture(), this rank's launches are recorded instead of run (a span each while a trace is
+  // on, category "capture"); compiling still works. The graph belongs to the registry until
+  // free_graph(); `label` names it in messages and the trace ("the graph captured at x.lua:12").
+  void begin_capture();
+  bool capturing() const { return device_.backend->capturing(); }
+  runtime::Graph& end_capture(const std::string& label);
+  void abort_capture();
+  // Runs `graph` `times` times, asynchronously like a launch; while a trace is on, one span on the
+  // host and one on the device for the whole call.
+  void replay(runtime::Graph& graph, int64_t times);
+  // Throws Error(internal) for a graph this registry does not hold.
+  void free_graph(runtime::Graph& graph);
+
   // Tracing (docs/tracing.md). While a trace is on, programs compile with IRIS_TRACE_DEVICE (their
   // trace_begin calls record), a kernel compiled before it started is launched as its traced twin
   // (the same source compiled again with the define, once), and every launch is timed on the device.
@@ -103,6 +117,9 @@ class Registry {
   bool compiler_available(const std::string& kind);
   compiler::KernelCache& cache();
   void traced_launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args);
+  void captured_launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args);
+  void traced_replay(runtime::Graph& graph, const std::string& label, int64_t times);
+  const std::string& graph_label(const runtime::Graph& graph) const;
   const Kernel& traced_variant(const Kernel& kernel);
 
   DeviceContext device_;
@@ -113,6 +130,11 @@ class Registry {
   std::map<std::string, bool> compiler_available_;
   std::map<std::string, std::unique_ptr<Program>> programs_;  // by digest of source, options and origin
   Kernel* barrier_kernel_ = nullptr;
+  struct HeldGraph {
+    std::unique_ptr<runtime::Graph> graph;
+    std::string label;
+  };
+  std::map<const runtime::Graph*, HeldGraph> graphs_;  // freed before the programs whose kernels they run
   abi::TraceBuffer* trace_buffer_ = nullptr;
   std::unique_ptr<DeviceTimeline> timeline_;
   std::map<const Kernel*, const Kernel*> traced_variants_;

@@ -1,5 +1,5 @@
 // The registry while a trace is on (registry.hpp, "Tracing"): traced twins of kernels compiled before
-// the trace started, and launches timed on the device.
+// the trace started, and launches and graph replays timed on the device.
 #include "core/error.hpp"
 #include "core/trace.hpp"
 #include "programs/device_timeline.hpp"
@@ -46,6 +46,20 @@ void Registry::traced_launch(const Kernel& kernel, const runtime::LaunchConfig& 
   }
   timeline().launch(traced, config, args, flow, span.args().text());
   if (options_.launch_blocking) synchronize();
+}
+
+// A replay is one span whatever it holds: the host's call, and on the device from before its first
+// kernel to after its last.
+void Registry::traced_replay(runtime::Graph& graph, const std::string& label, int64_t times) {
+  trace::Span span("replay", "launch");
+  const uint64_t flow = ++launch_flows_;
+  if (span) {
+    span.args()
+        .add("graph", label)
+        .add("times", static_cast<long long>(times))
+        .add("kernels", static_cast<unsigned long long>(graph.kernels()));
+  }
+  timeline().replay(graph, times, flow, span.args().text());
 }
 
 }  // namespace iris::programs

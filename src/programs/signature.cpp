@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/error.hpp"
+#include "iris/impl/abi.h"
 
 namespace iris::programs {
 namespace {
@@ -373,25 +374,26 @@ struct Scalar {
   const char* ctype;
   ParamKind kind;
   double min, max;
+  size_t bytes;  // sizeof(ctype)
 };
 
 const double k2p63 = 9223372036854775808.0;
 
 const std::map<std::string, Scalar>& named_scalars() {
   static const std::map<std::string, Scalar> m = {
-      {"bool", {"bool", "bool", ParamKind::boolean, 0, 1}},
-      {"int8_t", {"int8", "int8_t", ParamKind::integer, -128, 127}},
-      {"uint8_t", {"uint8", "uint8_t", ParamKind::integer, 0, 255}},
-      {"int16_t", {"int16", "int16_t", ParamKind::integer, -32768, 32767}},
-      {"uint16_t", {"", "uint16_t", ParamKind::integer, 0, 65535}},
-      {"int32_t", {"int32", "int32_t", ParamKind::integer, -2147483648.0, 2147483647.0}},
-      {"uint32_t", {"uint32", "uint32_t", ParamKind::integer, 0, 4294967295.0}},
-      {"int64_t", {"int64", "int64_t", ParamKind::integer, -k2p63, k2p63}},
-      {"uint64_t", {"uint64", "uint64_t", ParamKind::integer, 0, 2 * k2p63}},
-      {"float", {"float32", "float", ParamKind::floating, 0, 0}},
-      {"double", {"float64", "double", ParamKind::floating, 0, 0}},
-      {"half", {"float16", "uint16_t", ParamKind::float16, 0, 0}},
-      {"bfloat16", {"bfloat16", "uint16_t", ParamKind::bfloat16, 0, 0}},
+      {"bool", {"bool", "bool", ParamKind::boolean, 0, 1, sizeof(bool)}},
+      {"int8_t", {"int8", "int8_t", ParamKind::integer, -128, 127, 1}},
+      {"uint8_t", {"uint8", "uint8_t", ParamKind::integer, 0, 255, 1}},
+      {"int16_t", {"int16", "int16_t", ParamKind::integer, -32768, 32767, 2}},
+      {"uint16_t", {"", "uint16_t", ParamKind::integer, 0, 65535, 2}},
+      {"int32_t", {"int32", "int32_t", ParamKind::integer, -2147483648.0, 2147483647.0, 4}},
+      {"uint32_t", {"uint32", "uint32_t", ParamKind::integer, 0, 4294967295.0, 4}},
+      {"int64_t", {"int64", "int64_t", ParamKind::integer, -k2p63, k2p63, 8}},
+      {"uint64_t", {"uint64", "uint64_t", ParamKind::integer, 0, 2 * k2p63, 8}},
+      {"float", {"float32", "float", ParamKind::floating, 0, 0, 4}},
+      {"double", {"float64", "double", ParamKind::floating, 0, 0, 8}},
+      {"half", {"float16", "uint16_t", ParamKind::float16, 0, 0, 2}},
+      {"bfloat16", {"bfloat16", "uint16_t", ParamKind::bfloat16, 0, 0, 2}},
   };
   return m;
 }
@@ -535,6 +537,7 @@ ParamType classify_param(const std::string& type, const std::map<std::string, st
   if (pointers == 1) {
     out.kind = ParamKind::pointer;
     out.ctype = "void*";
+    out.bytes = sizeof(void*);
     if (base == "void") return out;  // any tensor
     if (auto s = named_scalars().find(base); s != named_scalars().end() && *s->second.dtype != '\0') {
       out.dtype = s->second.dtype;
@@ -552,11 +555,13 @@ ParamType classify_param(const std::string& type, const std::map<std::string, st
   if (base == "Context" || base == "abi::ContextData") {
     out.kind = ParamKind::context;
     out.ctype = "iris_context_data";
+    out.bytes = sizeof(abi::ContextData);
     return out;
   }
   if (auto s = named_scalars().find(base); s != named_scalars().end()) {
     out.kind = s->second.kind;
     out.ctype = s->second.ctype;
+    out.bytes = s->second.bytes;
     out.dtype = s->second.dtype;
     out.min = s->second.min;
     out.max = s->second.max;

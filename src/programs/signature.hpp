@@ -64,6 +64,7 @@ struct ParamType {
   std::string spelled;  // the type after template substitution: "const float*"
   std::string dtype;    // pointer: the tensor dtype it takes ("float32"), "" for void* (any tensor)
   std::string ctype;    // the C type of the argument slot: "int32_t", "double", "void*", "iris_context_data"
+  size_t bytes = 0;     // its size: what a capture copies of the argument (Backend::capture_launch)
   double min = 0, max = 0;  // integers: the representable range
   std::string why_unsupported;  // kind == unsupported: what to do instead
 };

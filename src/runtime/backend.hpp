@@ -5,9 +5,9 @@
 // tensors, kernels) is written against this interface only.
 //
 // Ordering contract: every method that touches device memory runs after all work previously launched
-// by this rank and has finished when it returns, except launch(), which is asynchronous. Faults of
-// asynchronous work surface at the next synchronize() (or any method that waits) as
-// Error(Errc::device_fault) naming the kernels in flight.
+// by this rank and has finished when it returns, except launch() and Graph::launch(), which are
+// asynchronous. Faults of asynchronous work surface at the next synchronize() (or any method that
+// waits) as Error(Errc::device_fault) naming the kernels in flight.
 #pragma once
 
 #include <cstddef>
@@ -72,6 +72,18 @@ class Event {
   virtual void record() = 0;
   // Milliseconds from `start` to this event; waits for this event.
   virtual double elapsed_ms_since(Event& start) = 0;
+};
+
+// Launches recorded by a capture (Backend::begin_capture), ready to run again: a CUDA or HIP graph
+// instantiated, or the cpu backend's list of launches with copies of their arguments.
+class Graph {
+ public:
+  // Releases it; a replay still running finishes first.
+  virtual ~Graph() = default;
+  // Runs every recorded launch, in order, `times` times; asynchronous like Backend::launch.
+  virtual void launch(int64_t times) = 0;
+  // The kernels it launches once (kernels others enqueued on the stream during the capture included).
+  virtual size_t kernels() const = 0;
 };
 
 class Backend {
@@ -144,8 +156,29 @@ class Backend {
   // a library measured beside iris (NCCL, RCCL) runs on the same stream; null on the cpu backend.
   virtual void* native_stream() const { return nullptr; }
 
+  // --- graphs (ctx:capture; docs/graphs.md) -----------------------------------------------------------
+  // From begin_capture() until end_capture() or abort_capture(), launches are recorded instead of run:
+  // capture_launch() records one (args[i] points at arg_bytes[i] bytes, copied now, as a graph's
+  // kernel node copies them). GPU backends capture their stream, so whatever else is enqueued on
+  // native_stream() meanwhile (a vendor library's kernels) is recorded too. While capturing, every
+  // method that waits for the device (copies, fills, synchronize(), time_raw_launches()) throws
+  // Error(invalid_argument) instead: it would wait for work that does not run. Loading modules works.
+  virtual void begin_capture() = 0;
+  virtual void capture_launch(Module& module, void* function, const LaunchConfig& config, void** args,
+                              const std::vector<size_t>& arg_bytes, const std::string& kernel_label) = 0;
+  // The launches recorded since begin_capture(), ready to run (`label` names them in fault messages:
+  // "the graph captured at pattern.lua:12").
+  virtual std::unique_ptr<Graph> end_capture(const std::string& label) = 0;
+  // Ends the capture and drops what it recorded: a capture that failed leaves nothing behind.
+  virtual void abort_capture() = 0;
+  bool capturing() const { return capturing_; }
+  // Throws the error above when a capture is on; `what` names the operation ("copying to the host").
+  void refuse_while_capturing(const char* what) const;
+
  protected:
+
   MappedHostBuffer mailbox_;  // see watch_mailbox(); host == nullptr until then
+  bool capturing_ = false;    // between begin_capture() and end_capture() or abort_capture()
 };
 
 // Creates the named backend (backend_names()) for this rank: picks the device from the node-local rank

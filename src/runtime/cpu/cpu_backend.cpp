@@ -52,19 +52,23 @@ void CpuBackend::free_mapped_host(MappedHostBuffer& buffer) { memory_->free_mapp
 // The "device" is host memory and launches have completed when launch() returned: plain memory
 // operations keep a stream's order. Like every method that waits, they report a kernel's fault.
 void CpuBackend::copy_to_host(void* host, const void* device, size_t bytes) {
+  refuse_while_capturing("copying device memory to the host");
   execution_->synchronize();
   std::memmove(host, device, bytes);
 }
 void CpuBackend::copy_from_host(void* device, const void* host, size_t bytes) {
+  refuse_while_capturing("copying host memory to the device");
   execution_->synchronize();
   std::memmove(device, host, bytes);
 }
 void CpuBackend::copy_device(void* dst, const void* src, size_t bytes) {
+  refuse_while_capturing("copying device memory");
   execution_->synchronize();
   std::memmove(dst, src, bytes);
 }
 
 void CpuBackend::fill(void* device, const void* pattern, size_t pattern_bytes, size_t count) {
+  refuse_while_capturing("filling device memory");
   execution_->synchronize();
   auto* out = static_cast<unsigned char*>(device);
   if (pattern_bytes == 1) {
@@ -81,15 +85,21 @@ void CpuBackend::fill(void* device, const void* pattern, size_t pattern_bytes, s
   }
 }
 
-void CpuBackend::synchronize() { execution_->synchronize(); }
+void CpuBackend::synchronize() {
+  refuse_while_capturing("waiting for the device");
+  execution_->synchronize();
+}
 std::unique_ptr<Module> CpuBackend::load_module(const std::vector<uint8_t>& code) { return execution_->load_module(code); }
 void CpuBackend::launch(Module& module, void* function, const LaunchConfig& config, void** args,
                         const std::string& kernel_label) {
+  // A capture needs the arguments' sizes to copy them (capture_launch); a plain launch would run now.
+  if (capturing_) throw Error(Errc::internal, "launch of " + kernel_label + " while capturing: use capture_launch");
   execution_->launch(module, function, config, args, kernel_label, mailbox_);
 }
 std::unique_ptr<Event> CpuBackend::create_event() { return execution_->create_event(); }
 double CpuBackend::time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
                                      int iterations) {
+  refuse_while_capturing("timing raw launches");
   return execution_->time_raw_launches(module, function, config, args, iterations);
 }
 

@@ -5,6 +5,7 @@
 // Two concerns, one file pair each, so they can be read apart:
 //   cpu_memory.{hpp,cpp}     the shared-memory heap, copies, fills       (struct CpuMemory)
 //   cpu_execution.{hpp,cpp}  modules, launches, events, synchronization  (struct CpuExecution)
+//   cpu_graph.{hpp,cpp}      captures: recorded launches, run again in order (ctx:capture)
 // Launches on this backend complete before launch() returns: the order is a stream's, and nothing
 // needs to be waited for afterwards (docs/decisions.md).
 #pragma once
@@ -12,6 +13,7 @@
 #include <memory>
 
 #include "runtime/backend.hpp"
+#include "runtime/cpu/cpu_graph.hpp"
 
 namespace iris::runtime {
 
@@ -51,9 +53,18 @@ class CpuBackend final : public Backend {
   double time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
                            int iterations) override;
 
+  void begin_capture() override;
+  void capture_launch(Module& module, void* function, const LaunchConfig& config, void** args,
+                      const std::vector<size_t>& arg_bytes, const std::string& kernel_label) override;
+  std::unique_ptr<Graph> end_capture(const std::string& label) override;
+  void abort_capture() override;
+
  private:
+  friend class CpuGraph;
+
   std::unique_ptr<CpuMemory> memory_;
   std::unique_ptr<CpuExecution> execution_;
+  std::vector<CpuRecordedLaunch> recording_;  // the capture in progress
 };
 
 }  // namespace iris::runtime

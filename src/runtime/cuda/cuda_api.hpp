@@ -28,6 +28,8 @@ struct Api {
   using Function = CUfunction;
   using IpcHandle = CUipcMemHandle;
   using FunctionAttribute = CUfunction_attribute;
+  using Graph = CUgraph;
+  using GraphExec = CUgraphExec;
 
   static constexpr const char* name = "cuda";  // the backend: messages, heap handles
   static constexpr const char* vendor_api = "CUDA";
@@ -143,6 +145,31 @@ struct Api {
   Returned event_elapsed_ms(float* ms, CUevent start, CUevent end) const {
     return {cu.cuEventElapsedTime(ms, start, end), "cuEventElapsedTime"};
   }
+
+  // --- graphs (ctx:capture) --------------------------------------------------------------------------
+  // The stream module variables are written on while the backend's stream is being captured.
+  Returned stream_create(CUstream* stream) const {
+    return {cu.cuStreamCreate(stream, CU_STREAM_NON_BLOCKING), "cuStreamCreate"};
+  }
+  Returned stream_destroy(CUstream stream) const { return {cu.cuStreamDestroy(stream), "cuStreamDestroy"}; }
+  // Relaxed: loading a module (a kernel compiled inside the capture) stays allowed meanwhile.
+  Returned begin_capture(CUstream stream) const {
+    return {cu.cuStreamBeginCapture(stream, CU_STREAM_CAPTURE_MODE_RELAXED), "cuStreamBeginCapture"};
+  }
+  Returned end_capture(CUstream stream, CUgraph* graph) const {
+    return {cu.cuStreamEndCapture(stream, graph), "cuStreamEndCapture"};
+  }
+  Returned graph_nodes(CUgraph graph, size_t* count) const {
+    return {cu.cuGraphGetNodes(graph, nullptr, count), "cuGraphGetNodes"};
+  }
+  Returned graph_instantiate(CUgraphExec* exec, CUgraph graph) const {
+    return {cu.cuGraphInstantiate(exec, graph, 0), "cuGraphInstantiate"};
+  }
+  Returned graph_launch(CUgraphExec exec, CUstream stream) const {
+    return {cu.cuGraphLaunch(exec, stream), "cuGraphLaunch"};
+  }
+  Returned graph_exec_destroy(CUgraphExec exec) const { return {cu.cuGraphExecDestroy(exec), "cuGraphExecDestroy"}; }
+  Returned graph_destroy(CUgraph graph) const { return {cu.cuGraphDestroy(graph), "cuGraphDestroy"}; }
 
   // The driver addresses device memory as an integer (CUdeviceptr); the shared code, as a pointer.
   static CUdeviceptr address(const void* pointer) { return reinterpret_cast<CUdeviceptr>(pointer); }

@@ -1,11 +1,12 @@
 // The cuda backend: device choice, the primary context and the stream; and the code both GPU backends
-// share (waiting, faults, memory, kernels: gpu/*.hpp), compiled here for CUDA.
+// share (waiting, faults, memory, kernels, graphs: gpu/*.hpp), compiled here for CUDA.
 #include "runtime/cuda/cuda_backend.hpp"
 
 #include "core/log.hpp"
 #include "runtime/cuda/cuda_backend_impl.hpp"
 #include "runtime/gpu/device_choice.hpp"
 #include "runtime/gpu/execution.hpp"
+#include "runtime/gpu/graph.hpp"
 #include "runtime/gpu/memory.hpp"
 
 namespace iris::runtime {

@@ -28,7 +28,9 @@ namespace iris::runtime::cuda {
   X(cuMemsetD8Async) X(cuMemsetD16Async) X(cuMemsetD32Async)                                            \
   X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal)                   \
   X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel)                                         \
-  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery) X(cuEventElapsedTime)
+  X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery) X(cuEventElapsedTime)                \
+  X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphGetNodes) X(cuGraphInstantiate)                \
+  X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)
 
 struct Driver {
 #define IRIS_DECLARE_DRIVER_FUNCTION(function) decltype(&::function) function = nullptr;

@@ -66,7 +66,7 @@ class LoadedModule final : public Module {
       throw Error(Errc::invalid_argument,
                   format("module variable '%s' is %zu bytes; %zu bytes were given", symbol.c_str(), size, bytes));
     }
-    backend_.copy_from_host(address, data, bytes);
+    backend_.write_module_variable(address, data, bytes);
   }
 
   KernelInfo& info(Function function) {
@@ -114,6 +114,7 @@ class TimingEvent final : public Event {
   }
 
   void record() override {
+    backend_.refuse_while_capturing("recording a timing event");  // it would be part of the graph
     backend_.throw_if_faulted();
     backend_.bind();
     backend_.check(backend_.calls.event_record(event_, backend_.stream()), "recording a timing event");
@@ -161,6 +162,13 @@ typename Api::Function GpuBackend<Api>::prepare_launch(Module& module, void* fun
 template <class Api>
 void GpuBackend<Api>::launch(Module& module, void* function, const LaunchConfig& config, void** args,
                              const std::string& kernel_label) {
+  enqueue(module, function, config, args, kernel_label);
+  faults_.launched(kernel_label);
+}
+
+template <class Api>
+void GpuBackend<Api>::enqueue(Module& module, void* function, const LaunchConfig& config, void** args,
+                              const std::string& kernel_label) {
   throw_if_faulted();
   bind();
   const auto kernel = prepare_launch(module, function, config, kernel_label);
@@ -175,7 +183,6 @@ void GpuBackend<Api>::launch(Module& module, void* function, const LaunchConfig&
                                      describe_dims(config.block).c_str(), human_bytes(config.shared_bytes).c_str(),
                                      launched.call, calls.error_text(launched.status).c_str()));
   }
-  faults_.launched(kernel_label);
 }
 
 template <class Api>
@@ -187,6 +194,7 @@ template <class Api>
 double GpuBackend<Api>::time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
                                           int iterations) {
   if (iterations < 1) throw Error(Errc::invalid_argument, format("time_raw_launches of %d iterations", iterations));
+  refuse_while_capturing("timing raw launches");
   throw_if_faulted();
   bind();
   const std::string label = format("the kernel timed by time_raw_launches (%d launches)", iterations);

@@ -14,8 +14,11 @@
 // for before it returns; only launch() returns early. Modules and events refer to the backend: the
 // backend outlives them (the Runtime declares it first, so destroys it last).
 //
+// Captures (ctx:capture) are stream captures of that stream, relaxed, so that a kernel compiled inside
+// one still loads; its module variables are written through a second stream meanwhile.
+//
 // The bodies: waiting and faults at the end of this file, memory in gpu/memory.hpp, modules, events
-// and launches in gpu/execution.hpp. Each vendor compiles them once for its Api in its *_backend.cpp
+// and launches in gpu/execution.hpp, captures and graphs in gpu/graph.hpp. Each vendor compiles them once for its Api in its *_backend.cpp
 // (`template class gpu::GpuBackend<cuda::Api>;`); its other files see an `extern template` and do not.
 #pragma once
 
@@ -74,6 +77,12 @@ class GpuBackend : public Backend {
   double time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
                            int iterations) override;
 
+  void begin_capture() override;
+  void capture_launch(Module& module, void* function, const LaunchConfig& config, void** args,
+                      const std::vector<size_t>& arg_bytes, const std::string& kernel_label) override;
+  std::unique_ptr<Graph> end_capture(const std::string& label) override;
+  void abort_capture() override;
+
   // --- for the backend's own modules and events (gpu/execution.hpp) -------------------------------------
   // Makes this backend's device current on the calling thread (a no-op when it already is): CUDA sets
   // its context, HIP selects the device.
@@ -92,6 +101,11 @@ class GpuBackend : public Backend {
   void wait_event(typename Api::Event event, const char* what);
   void throw_if_faulted() const { faults_.throw_if_faulted(); }
   bool faulted() const { return faults_.faulted(); }
+  // Writes a loaded module's variable: through the stream like any copy, or, while the stream is being
+  // captured, through the second stream (the module is new: no kernel of it is in flight).
+  void write_module_variable(void* device, const void* data, size_t bytes);
+  // A graph's launches are in flight (Graph::launch): a fault names them.
+  void graph_launched(const std::string& label) { faults_.launched(label); }
   typename Api::Stream stream() const { return stream_; }
   void* native_stream() const override { return stream_; }
 
@@ -122,6 +136,7 @@ class GpuBackend : public Backend {
   std::string device_name_;
   DeviceLimits limits_;
   typename Api::Stream stream_ = nullptr;
+  typename Api::Stream side_stream_ = nullptr;  // made at the first capture (write_module_variable)
   FaultState faults_;
 
   void* heap_ = nullptr;
@@ -139,6 +154,8 @@ class GpuBackend : public Backend {
   // dynamic shared memory it asks for. Returns the kernel as the vendor's type.
   typename Api::Function prepare_launch(Module& module, void* function, const LaunchConfig& config,
                                         const std::string& label);
+  // Checks and enqueues a launch on the stream (a launch, or a captured one).
+  void enqueue(Module& module, void* function, const LaunchConfig& config, void** args, const std::string& label);
 };
 
 // --- waiting and faults --------------------------------------------------------------------------------
@@ -154,8 +171,10 @@ template <class Api>
 bool GpuBackend<Api>::release_for_close() {
   if (faults_.faulted()) return false;
   try {
+    if (capturing_) abort_capture();
     release_heaps();
     bind();
+    if (side_stream_ != nullptr) (void)calls.stream_destroy(side_stream_);  // best effort at teardown
   } catch (const Error& e) {
     log::write(log::Level::warning, format("%s: closing GPU %d: %s", Api::name, device_, e.what()));
     return false;
@@ -165,6 +184,7 @@ bool GpuBackend<Api>::release_for_close() {
 
 template <class Api>
 void GpuBackend<Api>::wait_stream(const char* what) {
+  refuse_while_capturing(what);  // a query of a captured stream would end its capture
   throw_if_faulted();
   bind();
   check(poll_while(Api::not_ready, [&] { return calls.stream_query(stream_); }, what), what);
@@ -188,6 +208,7 @@ std::string GpuBackend<Api>::shared_device_advice() const {
 
 template <class Api>
 void GpuBackend<Api>::wait_event(typename Api::Event event, const char* what) {
+  refuse_while_capturing(what);
   throw_if_faulted();
   bind();
   check(poll_while(Api::not_ready, [&] { return calls.event_query(event); }, what), what);

@@ -173,6 +173,7 @@ void GpuBackend<Api>::free_mapped_host(MappedHostBuffer& buffer) {
 }
 
 // --- copies and fills ----------------------------------------------------------------------------------
+// Each waits for the stream, so none runs while it is captured: refused before anything is enqueued.
 
 template <class Api>
 void GpuBackend<Api>::copy(Returned enqueued, const std::string& what) {
@@ -182,6 +183,7 @@ void GpuBackend<Api>::copy(Returned enqueued, const std::string& what) {
 
 template <class Api>
 void GpuBackend<Api>::copy_to_host(void* host, const void* device, size_t bytes) {
+  refuse_while_capturing("copying device memory to the host");
   if (bytes == 0) return;
   throw_if_faulted();
   bind();
@@ -191,6 +193,7 @@ void GpuBackend<Api>::copy_to_host(void* host, const void* device, size_t bytes)
 
 template <class Api>
 void GpuBackend<Api>::copy_from_host(void* device, const void* host, size_t bytes) {
+  refuse_while_capturing("copying host memory to the device");
   if (bytes == 0) return;
   throw_if_faulted();
   bind();
@@ -203,6 +206,7 @@ void GpuBackend<Api>::copy_from_host(void* device, const void* host, size_t byte
 // process's context, which this process does not have.
 template <class Api>
 void GpuBackend<Api>::copy_device(void* dst, const void* src, size_t bytes) {
+  refuse_while_capturing("copying device memory");
   if (bytes == 0) return;
   throw_if_faulted();
   bind();
@@ -212,6 +216,7 @@ void GpuBackend<Api>::copy_device(void* dst, const void* src, size_t bytes) {
 
 template <class Api>
 void GpuBackend<Api>::fill(void* device, const void* pattern, size_t pattern_bytes, size_t count) {
+  refuse_while_capturing("filling device memory");
   if (count == 0) return;
   throw_if_faulted();
   bind();

@@ -28,6 +28,8 @@ struct Api {
   using Function = hipFunction_t;
   using IpcHandle = hipIpcMemHandle_t;
   using FunctionAttribute = hipFunction_attribute;
+  using Graph = hipGraph_t;
+  using GraphExec = hipGraphExec_t;
 
   static constexpr const char* name = "hip";  // the backend: messages, heap handles
   static constexpr const char* vendor_api = "HIP";
@@ -134,6 +136,33 @@ struct Api {
   Returned event_elapsed_ms(float* ms, hipEvent_t start, hipEvent_t end) const {
     return {api.hipEventElapsedTime(ms, start, end), "hipEventElapsedTime"};
   }
+
+  // --- graphs (ctx:capture) --------------------------------------------------------------------------
+  // The stream module variables are written on while the backend's stream is being captured.
+  Returned stream_create(hipStream_t* stream) const {
+    return {api.hipStreamCreateWithFlags(stream, hipStreamNonBlocking), "hipStreamCreateWithFlags"};
+  }
+  Returned stream_destroy(hipStream_t stream) const { return {api.hipStreamDestroy(stream), "hipStreamDestroy"}; }
+  // Relaxed: loading a module (a kernel compiled inside the capture) stays allowed meanwhile.
+  Returned begin_capture(hipStream_t stream) const {
+    return {api.hipStreamBeginCapture(stream, hipStreamCaptureModeRelaxed), "hipStreamBeginCapture"};
+  }
+  Returned end_capture(hipStream_t stream, hipGraph_t* graph) const {
+    return {api.hipStreamEndCapture(stream, graph), "hipStreamEndCapture"};
+  }
+  Returned graph_nodes(hipGraph_t graph, size_t* count) const {
+    return {api.hipGraphGetNodes(graph, nullptr, count), "hipGraphGetNodes"};
+  }
+  Returned graph_instantiate(hipGraphExec_t* exec, hipGraph_t graph) const {
+    return {api.hipGraphInstantiate(exec, graph, nullptr, nullptr, 0), "hipGraphInstantiate"};
+  }
+  Returned graph_launch(hipGraphExec_t exec, hipStream_t stream) const {
+    return {api.hipGraphLaunch(exec, stream), "hipGraphLaunch"};
+  }
+  Returned graph_exec_destroy(hipGraphExec_t exec) const {
+    return {api.hipGraphExecDestroy(exec), "hipGraphExecDestroy"};
+  }
+  Returned graph_destroy(hipGraph_t graph) const { return {api.hipGraphDestroy(graph), "hipGraphDestroy"}; }
 };
 
 }  // namespace iris::runtime::hip

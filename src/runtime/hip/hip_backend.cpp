@@ -1,10 +1,11 @@
 // The hip backend: device choice and properties, and the stream; and the code both GPU backends share
-// (waiting, faults, memory, kernels: gpu/*.hpp), compiled here for HIP.
+// (waiting, faults, memory, kernels, graphs: gpu/*.hpp), compiled here for HIP.
 #include "runtime/hip/hip_backend.hpp"
 
 #include "core/log.hpp"
 #include "runtime/gpu/device_choice.hpp"
 #include "runtime/gpu/execution.hpp"
+#include "runtime/gpu/graph.hpp"
 #include "runtime/gpu/memory.hpp"
 #include "runtime/hip/hip_backend_impl.hpp"
 

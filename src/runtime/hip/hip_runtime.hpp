@@ -27,7 +27,9 @@ namespace iris::runtime::hip {
   X(hipMemcpyAsync) X(hipMemsetD8Async) X(hipMemsetD16Async) X(hipMemsetD32Async)                             \
   X(hipModuleLoadData) X(hipModuleUnload) X(hipModuleGetFunction) X(hipModuleGetGlobal)                       \
   X(hipFuncGetAttribute) X(hipModuleLaunchKernel)                                                             \
-  X(hipEventCreate) X(hipEventDestroy) X(hipEventRecord) X(hipEventQuery) X(hipEventElapsedTime)
+  X(hipEventCreate) X(hipEventDestroy) X(hipEventRecord) X(hipEventQuery) X(hipEventElapsedTime)                \
+  X(hipStreamBeginCapture) X(hipStreamEndCapture) X(hipGraphGetNodes) X(hipGraphInstantiate)                  \
+  X(hipGraphLaunch) X(hipGraphExecDestroy) X(hipGraphDestroy)
 
 struct Runtime {
 #define IRIS_DECLARE_RUNTIME_FUNCTION(function) decltype(&::function) function = nullptr;

@@ -23,6 +23,7 @@
 #include "runtime/gpu/gpu_backend.hpp"
 #include "runtime/gpu/heap_handle.hpp"
 #include "runtime/gpu/execution.hpp"
+#include "runtime/gpu/graph.hpp"
 #include "runtime/gpu/memory.hpp"
 #include "runtime/pattern_fill.hpp"
 
@@ -41,6 +42,7 @@ struct FakeDriver {
   std::map<std::string, int> fail_next;  // call -> the status its next call returns
   float elapsed_ms = 2.5f;
   int mps_enabled = 0;  // CU_DEVICE_ATTRIBUTE_MPS_ENABLED
+  size_t graph_nodes = 2;  // what cuGraphGetNodes finds in a captured graph
 
   int answer(const char* call) {
     calls.push_back(call);
@@ -67,6 +69,8 @@ struct FakeApi {
   using Function = void*;
   using IpcHandle = FakeIpcHandle;
   using FunctionAttribute = int;
+  using Graph = void*;
+  using GraphExec = void*;
 
   static constexpr const char* name = "fake";
   static constexpr const char* vendor_api = "FAKE";
@@ -164,6 +168,27 @@ struct FakeApi {
     *ms = driver.elapsed_ms;
     return call("cuEventElapsedTime");
   }
+  Returned stream_create(Stream* stream) const {
+    *stream = reinterpret_cast<void*>(uintptr_t{0x5e});
+    return call("cuStreamCreate");
+  }
+  Returned stream_destroy(Stream) const { return call("cuStreamDestroy"); }
+  Returned begin_capture(Stream) const { return call("cuStreamBeginCapture"); }
+  Returned end_capture(Stream, Graph* graph) const {
+    *graph = reinterpret_cast<void*>(uintptr_t{0x9a});
+    return call("cuStreamEndCapture");
+  }
+  Returned graph_nodes(Graph, size_t* count) const {
+    *count = driver.graph_nodes;
+    return call("cuGraphGetNodes");
+  }
+  Returned graph_instantiate(GraphExec* exec, Graph) const {
+    *exec = reinterpret_cast<void*>(uintptr_t{0x9e});
+    return call("cuGraphInstantiate");
+  }
+  Returned graph_launch(GraphExec, Stream) const { return call("cuGraphLaunch"); }
+  Returned graph_exec_destroy(GraphExec) const { return call("cuGraphExecDestroy"); }
+  Returned graph_destroy(Graph) const { return call("cuGraphDestroy"); }
 };
 
 }  // namespace
@@ -227,6 +252,38 @@ Calls joined(std::initializer_list<Calls> parts) {
   Calls all;
   for (const Calls& part : parts) all.insert(all.end(), part.begin(), part.end());
   return all;
+}
+
+// `call` throws Error(code) with exactly `message`.
+void check_error(const std::function<void()>& call, Errc code, const std::string& message) {
+  try {
+    call();
+    FAIL("no error; expected: " + message);
+  } catch (const Error& e) {
+    CHECK(e.code() == code);
+    CHECK(std::string(e.what()) == message);
+  }
+}
+
+// A registry over `backend` (with the mailbox it needs), and a kernel of `module` for it to launch.
+struct FakeRegistry {
+  FakeRegistry(Backend& backend, programs::RegistryOptions options) : registry(device_of(backend), options) {}
+  programs::DeviceContext device_of(Backend& backend) {
+    programs::DeviceContext device;
+    device.backend = &backend;
+    device.mailbox = MappedHostBuffer{&mailbox, &mailbox, sizeof mailbox};
+    return device;
+  }
+  abi::DeviceMailbox mailbox{};
+  programs::Registry registry;
+};
+
+programs::Kernel kernel_of(Module& module, const std::string& label) {
+  programs::Kernel kernel;
+  kernel.label = label;
+  kernel.module = &module;
+  kernel.function = module.function("scale");
+  return kernel;
 }
 
 }  // namespace
@@ -351,18 +408,12 @@ TEST_CASE("IRIS_LAUNCH_BLOCKING=1 makes the registry wait once for each kernel r
     FakeDriver driver;
     FakeBackend backend(driver);
     unsetenv("IRIS_LAUNCH_BLOCKING");
-    abi::DeviceMailbox mailbox{};
-    programs::DeviceContext device;
-    device.backend = &backend;
-    device.mailbox = MappedHostBuffer{&mailbox, &mailbox, sizeof mailbox};
     programs::RegistryOptions options;
     options.launch_blocking = blocking;
-    programs::Registry registry(device, options);
+    FakeRegistry fake(backend, options);
+    programs::Registry& registry = fake.registry;
     auto module = backend.load_module({});
-    programs::Kernel kernel;
-    kernel.label = "scale (x.lua:1)";
-    kernel.module = module.get();
-    kernel.function = module->function("scale");
+    programs::Kernel kernel = kernel_of(*module, "scale (x.lua:1)");
     backend.launch(*module, kernel.function, launch_config(32), nullptr, "warm-up");  // reads the kernel's limits
     CHECK(driver.calls.back() == "cuLaunchKernel");
     driver.calls.clear();
@@ -634,4 +685,140 @@ TEST_CASE("the MPS decision: the driver's word when it has one, else the control
   CHECK(gpu::mps_control_pipe() == "/somewhere/mps/control");
   unsetenv("CUDA_MPS_PIPE_DIRECTORY");
   CHECK(gpu::mps_control_pipe() == "/tmp/nvidia-mps/control");
+}
+
+// --- graphs (ctx:capture; gpu/graph.hpp) -----------------------------------------------------------------
+
+TEST_CASE("a capture is a stream capture of the backend's stream, instantiated and launched there", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  auto module = backend.load_module({});
+  void* kernel = module->function("scale");
+  driver.calls.clear();
+  backend.begin_capture();
+  CHECK(backend.capturing());
+  // Earlier work is waited for (its faults belong to it), then the stream is captured.
+  CHECK(driver.calls == Calls{"cuStreamQuery", "cuStreamCreate", "cuStreamBeginCapture"});
+  driver.calls.clear();
+  backend.capture_launch(*module, kernel, launch_config(32), nullptr, {4, 8}, "scale (x.lua:2)");
+  backend.capture_launch(*module, kernel, launch_config(32), nullptr, {4, 8}, "scale (x.lua:2)");
+  CHECK(driver.calls == joined({repeated("cuFuncGetAttribute", 3), repeated("cuLaunchKernel", 2)}));
+  driver.calls.clear();
+  std::unique_ptr<Graph> graph = backend.end_capture("the graph captured at x.lua:1");
+  CHECK_FALSE(backend.capturing());
+  CHECK(graph->kernels() == 2);
+  CHECK(driver.calls == Calls{"cuStreamEndCapture", "cuGraphGetNodes", "cuGraphInstantiate", "cuGraphDestroy"});
+  driver.calls.clear();
+  graph->launch(3);
+  graph->launch(0);
+  CHECK(driver.calls == repeated("cuGraphLaunch", 3));
+  CHECK(backend.kernels_in_flight() == "the graph captured at x.lua:1");
+  driver.calls.clear();
+  backend.synchronize();
+  graph.reset();
+  CHECK(driver.calls == Calls{"cuStreamQuery", "cuGraphExecDestroy"});
+  // The second stream is made once.
+  driver.calls.clear();
+  backend.begin_capture();
+  backend.abort_capture();
+  CHECK(driver.calls == Calls{"cuStreamQuery", "cuStreamBeginCapture", "cuStreamEndCapture", "cuGraphDestroy"});
+  CHECK_FALSE(backend.capturing());
+}
+
+TEST_CASE("while the stream is captured, what waits for the device is refused before the driver sees it",
+          "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  auto module = backend.load_module({});
+  void* kernel = module->function("scale");
+  auto event = backend.create_event();
+  backend.begin_capture();
+  driver.calls.clear();
+  const std::vector<std::pair<std::string, std::function<void()>>> waiting = {
+      {"copying device memory to the host", [&] { backend.copy_to_host(nullptr, nullptr, 4); }},
+      {"copying host memory to the device", [&] { backend.copy_from_host(nullptr, nullptr, 4); }},
+      {"copying device memory", [&] { backend.copy_device(nullptr, nullptr, 4); }},
+      {"filling device memory", [&] { uint32_t v = 1; backend.fill(nullptr, &v, 4, 4); }},
+      {"waiting for the GPU", [&] { backend.synchronize(); }},
+      {"timing raw launches", [&] { backend.time_raw_launches(*module, kernel, launch_config(32), nullptr, 2); }},
+      {"recording a timing event", [&] { event->record(); }},
+  };
+  for (const auto& [what, call] : waiting) {
+    check_error(call, Errc::invalid_argument,
+                what + " cannot run while ctx:capture(fn) records launches: it waits for the device, whose work does "
+                       "not run until the graph is replayed; do it before or after the capture");
+  }
+  CHECK(driver.calls.empty());
+  CHECK(backend.capturing());  // the capture goes on
+  std::unique_ptr<Graph> graph = backend.end_capture("g");
+  backend.begin_capture();
+  CHECK_THROWS_WITH(graph->launch(1), Contains("replaying a graph cannot run while ctx:capture(fn) records"));
+  backend.abort_capture();
+}
+
+TEST_CASE("a module loaded during a capture writes its variables through the second stream", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  backend.begin_capture();
+  auto module = backend.load_module({});
+  driver.calls.clear();
+  const uint8_t state[16] = {};
+  module->write_global("__iris_module_state", state, sizeof state);
+  CHECK(driver.calls == Calls{"cuModuleGetGlobal", "cuMemcpyHtoDAsync", "cuStreamQuery"});
+  backend.abort_capture();
+  driver.calls.clear();
+  module->write_global("__iris_module_state", state, sizeof state);  // through the stream again
+  CHECK(driver.calls == Calls{"cuModuleGetGlobal", "cuMemcpyHtoDAsync", "cuStreamQuery"});
+}
+
+TEST_CASE("a capture the driver invalidated is Error(launch) naming it, and leaves the backend usable",
+          "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  backend.begin_capture();
+  driver.fail_next["cuStreamEndCapture"] = kInvalid;
+  check_error([&] { backend.end_capture("the graph captured at y.lua:4"); }, Errc::launch,
+              "ending the capture of the stream (the graph captured at y.lua:4): cuStreamEndCapture returned "
+              "FAKE_ERROR_7");
+  CHECK_FALSE(backend.capturing());
+  CHECK_NOTHROW(backend.synchronize());
+  backend.begin_capture();
+  driver.fail_next["cuGraphInstantiate"] = kInvalid;
+  CHECK_THROWS_WITH(backend.end_capture("g"), Contains("making the captured graph runnable (g): cuGraphInstantiate"));
+  CHECK(driver.calls.back() == "cuGraphDestroy");  // the captured graph is released either way
+}
+
+TEST_CASE("a fault after a replay names the graph among the work in flight", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  backend.begin_capture();
+  std::unique_ptr<Graph> graph = backend.end_capture("the graph captured at z.lua:9");
+  graph->launch(2);
+  driver.fail_next["cuStreamQuery"] = kFault;
+  CHECK_THROWS_WITH(backend.synchronize(),
+                    Contains("kernels launched since the last synchronization: the graph captured at z.lua:9;"));
+  CHECK(backend.faulted());
+  driver.calls.clear();
+  graph.reset();  // after a fault nothing more reaches the driver
+  CHECK(driver.calls.empty());
+}
+
+TEST_CASE("the registry records launches while capturing, holds the graph, replays and frees it", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  FakeRegistry fake(backend, programs::RegistryOptions{});
+  programs::Registry& registry = fake.registry;
+  auto module = backend.load_module({});
+  programs::Kernel kernel = kernel_of(*module, "scale (x.lua:1)");
+  registry.begin_capture();
+  CHECK_THROWS_WITH(registry.begin_capture(), Contains("a capture is already in progress on this rank"));
+  registry.launch(kernel, launch_config(32), nullptr);
+  CHECK(backend.kernels_in_flight().empty());  // recorded, not in flight
+  Graph& graph = registry.end_capture("the graph captured at x.lua:3");
+  driver.calls.clear();
+  registry.replay(graph, 4);
+  CHECK(driver.calls == repeated("cuGraphLaunch", 4));
+  registry.free_graph(graph);
+  CHECK(driver.calls.back() == "cuGraphExecDestroy");
+  CHECK_THROWS_WITH(registry.free_graph(graph), Contains("a graph this rank's registry does not hold"));
 }

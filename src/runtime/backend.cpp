@@ -1,0 +1,17 @@
+// What every backend shares of the Backend interface (backend.hpp); the backends themselves are in
+// cpu/, cuda/ and hip/, listed in backend_registry.cpp.
+#include "runtime/backend.hpp"
+
+#include "core/error.hpp"
+
+namespace iris::runtime {
+
+void Backend::refuse_while_capturing(const char* what) const {
+  if (!capturing_) return;
+  throw Error(Errc::invalid_argument,
+              format("%s cannot run while ctx:capture(fn) records launches: it waits for the device, whose work "
+                     "does not run until the graph is replayed; do it before or after the capture",
+                     what));
+}
+
+}  // namespace iris::runtime
