@@ -134,6 +134,30 @@ int iris_device_barrier(void) {
   });
 }
 
+int iris_capture_begin(void) {
+  return capi::guarded([&] { session::registry().begin_capture(); });
+}
+
+int iris_capture_end(const char* label, iris_graph** out, uint64_t* kernels) {
+  return capi::guarded([&] {
+    runtime::Graph& graph = session::registry().end_capture(label);
+    *kernels = graph.kernels();
+    *out = reinterpret_cast<iris_graph*>(&graph);
+  });
+}
+
+void iris_capture_abort(void) {
+  (void)capi::guarded([&] { session::registry().abort_capture(); });  // nothing to report: it drops what it had
+}
+
+int iris_graph_replay(iris_graph* graph, int64_t times) {
+  return capi::guarded([&] { session::registry().replay(*reinterpret_cast<runtime::Graph*>(graph), times); });
+}
+
+int iris_graph_free(iris_graph* graph) {
+  return capi::guarded([&] { session::registry().free_graph(*reinterpret_cast<runtime::Graph*>(graph)); });
+}
+
 int iris_timer_create(iris_timer** out) {
   return capi::guarded([&] {
     runtime::Backend& backend = session::backend();

@@ -14,6 +14,7 @@ extern "C" {
 typedef struct iris_program iris_program;
 typedef struct iris_kernel iris_kernel;
 typedef struct iris_timer iris_timer;
+typedef struct iris_graph iris_graph;
 
 /* How Lua passes a parameter (programs::ParamKind). */
 enum {
@@ -69,6 +70,18 @@ int iris_device_sharing(uint32_t* ranks);
 
 /* ctx:device_barrier() (asynchronous, like a launch). */
 int iris_device_barrier(void);
+
+/* Graphs (ctx:capture; docs/graphs.md), local to this rank (the Lua side makes them collective). From
+   iris_capture_begin until iris_capture_end or iris_capture_abort, this rank's launches are recorded,
+   not run; operations that wait for the device fail meanwhile. iris_capture_end returns the graph
+   (`label` names it: "the graph captured at x.lua:12") and how many kernels it launches. */
+int iris_capture_begin(void);
+int iris_capture_end(const char* label, iris_graph** out, uint64_t* kernels);
+/* Drops what the capture in progress recorded (nothing when there is none). */
+void iris_capture_abort(void);
+/* Launches the graph `times` times (>= 0), asynchronously like a launch. */
+int iris_graph_replay(iris_graph* graph, int64_t times);
+int iris_graph_free(iris_graph* graph);
 
 /* Device-event timing (iris.bench): start, stop, milliseconds between them (waits for the stop). */
 int iris_timer_create(iris_timer** out);

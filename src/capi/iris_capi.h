@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IRIS_ABI_VERSION 5
+#define IRIS_ABI_VERSION 6
 
 #ifdef __cplusplus
 extern "C" {

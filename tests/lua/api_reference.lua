@@ -80,6 +80,13 @@ iris.test("every field and method of a compiled module and of a kernel has an en
   covered("a kernel's methods", names(kernel.Kernel, "k:"))
 end)
 
+iris.test("every field and method of a graph has an entry", function()
+  local g = ctx:capture(function() end)
+  covered("a graph", names(g, "g."))
+  covered("a graph's methods", names(require("iris.graph").Graph, "g:"))
+  g:free()
+end)
+
 iris.test("a name without an entry is found missing", function()
   local Tensor = require("iris.tensor").Tensor
   Tensor.undocumented_probe = function() end
@@ -128,6 +135,7 @@ iris.test("help finds entries from functions, objects and names", function()
     { ctx.ccl.all_reduce, "ctx.ccl.all_reduce" }, { iris.trace.start, "iris.trace.start" },
     { iris.options.write, "iris.options.write" }, { mod.kernel, "mod:kernel" },
     { ctx, "ctx" }, { t, "t" }, { mod, "mod" }, { mod.reference_probe, "k" }, { iris, "iris" },
+    { ctx.capture, "ctx:capture" }, { require("iris.graph").Graph.replay, "g:replay" },
     { "t:reshape", "t:reshape" }, { "zeros_like", "ctx:zeros_like" }, { "launch", "k:launch" },
   }
   for _, case in ipairs(cases) do

@@ -9,6 +9,7 @@ local errors = require "iris.errors"
 local tensor = require "iris.tensor"
 local between_ranks = require "iris.exchange"
 local trace = require "iris.trace"
+local graph = require "iris.graph"
 local C = ffi.C
 
 local M = {}
@@ -119,6 +120,7 @@ end
 
 -- ctx:broadcast (iris.context attaches it and checks that it is called on the context).
 function M.broadcast(self, value, root)
+  if graph.state.on then graph.refuse("ctx:broadcast()") end
   root = check_root(self, root)
   if trace.state.on then trace.note_origin() end
   if tensor.is_tensor(value) then return broadcast_tensor(self, value, root) end

@@ -10,6 +10,7 @@ local tensor = require "iris.tensor"
 local kernel = require "iris.kernel"
 local trace = require "iris.trace"
 local codes = require "iris.codes"
+local graph = require "iris.graph"
 local C = ffi.C
 
 local M = {}
@@ -301,6 +302,7 @@ function M.new(ctx)
   -- The members of this call (the world's are made once). A call with other members is refused at once
   -- where this rank runs code alone (the REPL's :on R): its kernel would wait for ranks that never come.
   local function members(what, o)
+    if graph.state.on then graph.refuse_collective(what) end
     if ctx.world_size > MAX_RANKS then
       errors.raise("invalid_argument", "%s: ctx.ccl works with up to %d ranks (its flags live in each heap's %s runtime "
         .. "scratch region); this job has %d", what, MAX_RANKS, human(C.IRIS_CCL_STATE_BYTES), ctx.world_size)

@@ -3,14 +3,16 @@
 -- The context is one table per process: read-only fields rank, world_size, device, backend, and the
 -- methods attached at the end of this file, in one block: those defined here and those other modules
 -- define (iris.creation: ctx:zeros() and friends; iris.broadcast: ctx:broadcast(); iris.kernel:
--- ctx:device_barrier()), and the fields ccl (iris.ccl's collectives) and ops (iris.ops's fused matrix
--- multiplications). Every method is checked there for its receiver, so none checks it itself.
+-- ctx:device_barrier(); iris.graph: ctx:capture()), and the fields ccl (iris.ccl's collectives) and
+-- ops (iris.ops's fused matrix multiplications). Every method is checked there for its receiver, so
+-- none checks it itself.
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local dtypes = require "iris.dtypes"
 local tensor = require "iris.tensor"
 local creation, broadcast, kernel = require "iris.creation", require "iris.broadcast", require "iris.kernel"
 local trace = require "iris.trace"
+local graph = require "iris.graph"
 local C = ffi.C
 
 local M = {}
@@ -151,11 +153,13 @@ local function get_num_ranks(self) return self.world_size end
 
 -- Finishes this rank's device work, then waits for every rank.
 local function barrier(self)
+  if graph.state.on then graph.refuse("ctx:barrier()") end
   if trace.state.on then trace.note_origin() end
   errors.check_waiting(C.iris_barrier, "ctx:barrier()")
 end
 
 local function synchronize(self)
+  if graph.state.on then graph.refuse("ctx:synchronize()") end
   if trace.state.on then trace.note_origin() end
   errors.check_waiting(C.iris_synchronize)
 end
@@ -225,6 +229,8 @@ local METHODS = {
   broadcast = broadcast.broadcast,
   -- iris.kernel
   device_barrier = kernel.device_barrier,
+  -- iris.graph
+  capture = graph.capture,
 }
 
 for name, fn in pairs(METHODS) do

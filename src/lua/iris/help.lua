@@ -68,10 +68,12 @@ local function object_key(v)
   if context and mt == context.Context then return "ctx" end
   local progress = package.loaded["iris.progress"]
   if progress and mt == progress.Progress then return "iris.progress" end
+  local graph = package.loaded["iris.graph"]
+  if graph and mt == graph.Graph then return "g" end
   return nil
 end
 
--- The names a function is reachable by: iris.x, iris.trace.x, ctx:x, ctx.ccl.x, t:x, mod:x, p:x.
+-- The names a function is reachable by: iris.x, iris.trace.x, ctx:x, ctx.ccl.x, t:x, mod:x, p:x, g:x.
 local function function_names()
   local names = {}
   local function add(prefix, t)
@@ -88,6 +90,7 @@ local function function_names()
   if loaded["iris.tensor"] then add("t:", loaded["iris.tensor"].Tensor) end
   if loaded["iris.kernel"] then add("mod:", loaded["iris.kernel"].Module) end
   if loaded["iris.progress"] then add("p:", loaded["iris.progress"].Progress) end
+  if loaded["iris.graph"] then add("g:", loaded["iris.graph"].Graph) end
   local ctx = loaded["iris.context"] and loaded["iris.context"].current()
   if ctx and ctx.ccl then add("ctx.ccl.", ctx.ccl) end
   return names

@@ -9,6 +9,7 @@ local bit = require "bit"
 require "iris.cdef"
 local errors = require "iris.errors"
 local trace = require "iris.trace"
+local graph = require "iris.graph"
 local C = ffi.C
 
 local M = {}
@@ -226,6 +227,7 @@ local function generate(kernel)
     "local context_data, read_config, fits_integer_cdata = env.context_data, env.read_config, env.fits_integer_cdata",
     "local handle, argv, dims, seconds = env.handle, env.argv, env.dims, env.seconds",
     "local tracing, note_origin = env.tracing, env.note_origin",
+    "local capturing, note_launch, refuse = env.capturing, env.note_launch, env.refuse",
   }
   for i, p in ipairs(kernel.params) do
     slots[i] = ffi.new(p.ctype .. "[1]")
@@ -238,12 +240,15 @@ local function generate(kernel)
   local prologue = ("  local count = select('#', ...)\n  if count ~= %d then bad_count(kernel, count) end\n%s%s" ..
     "  local shared = read_config(kernel, cfg, dims)\n"):format(n,
     n > 0 and ("  local %s = ...\n"):format(table.concat(names, ", ")) or "", table.concat(checks))
-  -- While a trace is on, the launch's span names this line (one table read while off).
+  -- While a trace is on, the launch's span names this line; while ctx:capture(fn) runs, the graph
+  -- learns the launch's tensors (one table read each while off).
   source[#source + 1] = "local function launch(self, cfg, ...)\n" .. prologue ..
     "  if tracing.on then note_origin() end\n" ..
+    "  if capturing.on then note_launch(kernel, ...) end\n" ..
     "  local status = C.iris_kernel_launch(handle, dims, shared, argv)\n" ..
     "  if status ~= 0 then errors.check(status) end\nend"
   source[#source + 1] = "local function time_raw_launches(self, cfg, iterations, ...)\n" ..
+    "  if capturing.on then refuse(kernel.name .. ':time_raw_launches()') end\n" ..
     "  if type(iterations) ~= 'number' or iterations % 1 ~= 0 or iterations < 1 then bad_iterations(kernel, iterations) end\n" ..
     prologue ..
     "  local status = C.iris_kernel_time_raw_launches(handle, dims, shared, argv, iterations, seconds)\n" ..
@@ -256,6 +261,7 @@ local function generate(kernel)
     fits_integer_cdata = fits_integer_cdata,
     handle = kernel._handle, argv = argv, dims = ffi.new("uint32_t[6]"), seconds = ffi.new("double[1]"), slots = slots,
     tracing = trace.state, note_origin = trace.note_origin,
+    capturing = graph.state, note_launch = graph.note_launch, refuse = graph.refuse,
   }
   kernel._argument_storage = env -- the slots live as long as the kernel
   return chunk(env)
@@ -420,6 +426,7 @@ end
 M.BENCH_OPTIONS = { "warmup", "iters" }
 
 local function bench(fn, opts)
+  if graph.state.on then graph.refuse("iris.bench()", "it times fn on the device, which waits for it") end
   if type(fn) ~= "function" then
     errors.raise("invalid_argument", "iris.bench(fn [, {warmup=, iters=}]): fn must be a function, got %s", describe(fn))
   end
@@ -526,8 +533,10 @@ end
 M.bench = bench
 
 -- ctx:device_barrier(): a barrier among the ranks' devices (kernels/device_barrier.hip), asynchronous
--- like a launch (iris.context attaches it and checks that it is called on the context).
+-- like a launch (iris.context attaches it and checks that it is called on the context). Its epoch is
+-- counted on the device, so it can be captured (ctx:capture), as the collective it is.
 function M.device_barrier(ctx)
+  if graph.state.on then graph.note_collective("ctx:device_barrier()") end
   if trace.state.on then trace.note_origin() end
   errors.check_waiting(C.iris_device_barrier)
 end

@@ -12,6 +12,7 @@ local tensor = require "iris.tensor"
 local kernel = require "iris.kernel"
 local ccl = require "iris.ccl"
 local codes = require "iris.codes"
+local graph = require "iris.graph"
 local C = ffi.C
 
 local M = {}
@@ -121,6 +122,7 @@ function M.new(ctx)
         ccl.describe(opts))
     end
     errors.check_keys(opts, OPTIONS[op], what)
+    if op ~= "matmul" and graph.state.on then graph.refuse_collective(what) end -- (matmul is this rank's alone)
     local o = { op = op, variant = opts.variant or "auto" }
     if VARIANTS[op] then
       local known = o.variant == "auto"

@@ -3,6 +3,7 @@
 -- checkers (iris-lua lab); its GEMM (cuBLAS) by scripts/bench/ops_bench.lua.
 local ffi = require "ffi"
 local from_every_rank = require("iris.broadcast").from_every_rank
+local graph = require "iris.graph"
 local C = ffi.C
 
 local M = {}
@@ -40,9 +41,20 @@ function M.open(ctx)
   return { name = "none", why = reason }
 end
 
+-- Inside ctx:capture(fn): NCCL and RCCL enqueue on the backend's stream, so the graph holds their
+-- kernels (and keeps the tensors); MPI's collectives wait on the host, so they refuse.
+local function captured(reference, what, ...)
+  if reference.name == "MPI" then
+    graph.refuse(what, "MPI's collectives wait on the host (NCCL and RCCL, on a GPU, enqueue on the stream the graph "
+      .. "captures)")
+  end
+  graph.note_launch({ label = ("%s (%s)"):format(what, reference.name) }, ...)
+end
+
 -- Runs `collective` on the library (iris_reference_run: counts as each library counts them); raises
 -- the library's error.
 function M.run(reference, collective, send, recv, count, dtype, op, root, iterations)
+  if graph.state.on then captured(reference, "iris.reference.run(" .. collective .. ")", send, recv) end
   if C.iris_reference_run(reference.handle, collective, send:data_ptr(), recv:data_ptr(), count, dtype, op or "sum",
     root or 0, iterations or 1) ~= 0 then
     error(ffi.string(C.iris_last_error()), 0)
@@ -52,6 +64,7 @@ end
 -- The vendor GEMM (cuBLAS on the cuda backend, iris_reference_gemm): out = a b + beta out for row-major
 -- matrices (2-d tensors or views, one dtype); raises the library's error, or why there is none.
 function M.gemm(out, a, b, beta)
+  if graph.state.on then graph.note_launch({ label = "iris.reference.gemm (cuBLAS)" }, out, a, b) end
   if C.iris_reference_gemm(out.dtype, out._shape[1], out._shape[2], a._shape[2], a:data_ptr(), a._strides[1],
     b:data_ptr(), b._strides[1], beta or 0, out:data_ptr(), out._strides[1], 1) ~= 0 then
     error(ffi.string(C.iris_last_error()), 0)

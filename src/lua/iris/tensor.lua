@@ -22,6 +22,7 @@
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local trace = require "iris.trace"
+local graph = require "iris.graph"
 local C = ffi.C
 
 local M = {}
@@ -33,12 +34,21 @@ local uint8_ptr = ffi.typeof("uint8_t*")
 local alloc_t = ffi.typeof("uint64_t[2]")
 local NO_FIT = 0xffffffffffffffffULL
 
--- Whether the host dereferences device addresses itself (set when the context is created).
+-- Whether the host dereferences device addresses itself (set when the context is created). Not while
+-- ctx:capture(fn) runs: element access then takes the path that refuses (iris.graph).
 local host_direct = false
 local force_copies = false
+local capturing = false
+local capture = graph.state
 
 function M.attach()
-  host_direct = C.iris_host_addressable() == 1 and not force_copies
+  host_direct = C.iris_host_addressable() == 1 and not force_copies and not capturing
+end
+
+-- iris.graph: a capture starts (true) or ends.
+function M.capturing(on)
+  capturing = on
+  M.attach()
 end
 
 function M.host_direct() return host_direct end
@@ -57,6 +67,9 @@ M.is_tensor = is_tensor
 
 -- Where tensors were freed, for the message when one is used afterwards (weak: no leak).
 local freed_where = setmetatable({}, { __mode = "k" })
+
+-- Where `t`'s memory was freed ("x.lua:20"), or nil.
+function M.freed_at(t) return freed_where[t._alloc] end
 
 local function freed_error(t, what)
   local where = freed_where[t._alloc]
@@ -195,6 +208,10 @@ end
 -- Collective: a new contiguous tensor. `op` names the call ("ctx:zeros()"); zero: fill with zeros.
 function M.allocate(op, dims, numel, dt, zero)
   if C.iris_initialized() == 0 then errors.raise("invalid_argument", "%s: call iris.init() first", op) end
+  if capture.on then
+    graph.refuse(op, "it allocates on the symmetric heap, which every rank does together; allocate the tensors "
+      .. "the graph uses before capturing it")
+  end
   -- The dtype and shape travel with the size: ranks asking the same bytes as different tensors differ.
   local offset = allocate_block(op, dt.name .. " " .. shape_text(dims), numel * dt.size, zero)
   local alloc = ffi.gc(alloc_t(offset, 0), release_block)
@@ -251,6 +268,7 @@ end
 local function read_element(t, e)
   local dt = t._dt
   if host_direct then return dt.decode(t._ptr[e]) end
+  if capture.on then graph.refuse(nil, nil, "reading a tensor's element on the host") end
   local scratch = dt.scratch
   errors.check(C.iris_copy_to_host(scratch, t._ptr + e, dt.size))
   return dt.decode(scratch[0])
@@ -262,6 +280,7 @@ local function write_element(t, e, v, what)
     t._ptr[e] = dt.encode(v, what)
     return
   end
+  if capture.on then graph.refuse(what) end
   local scratch = dt.scratch
   scratch[0] = dt.encode(v, what)
   errors.check(C.iris_copy_from_host(t._ptr + e, scratch, dt.size))

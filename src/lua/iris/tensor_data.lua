@@ -4,6 +4,7 @@
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local tensor = require "iris.tensor"
+local graph = require "iris.graph"
 local C = ffi.C
 
 local M = {}
@@ -12,6 +13,7 @@ local is_tensor = tensor.is_tensor
 local check_live = tensor.check_live
 local check_writable = tensor.check_writable
 local shape_text = tensor.shape_text
+local capture = graph.state
 ---------------------------------------------------------------------------------------------------
 -- Bulk transfers between a tensor and contiguous host memory
 
@@ -19,6 +21,10 @@ local shape_text = tensor.shape_text
 -- elements, row-major), to_host or from it, in runs as long as the tensor's layout allows.
 local function transfer(t, host, to_host)
   if t._numel == 0 then return end
+  -- (while ctx:capture(fn) runs the host never addresses the device itself: every access comes here)
+  if capture.on then
+    graph.refuse(nil, nil, to_host and "reading a tensor on the host" or "writing a tensor from the host")
+  end
   local host_direct = tensor.host_direct()
   local dims, strides, nd = t._shape, t._strides, t._ndim
   local esize = t._dt.size
@@ -116,6 +122,7 @@ function M.fill(self, v)
   local scratch = dt.scratch
   scratch[0] = dt.encode(v, "t:fill")
   if self._contiguous then
+    if capture.on then graph.refuse("t:fill()") end
     errors.check(C.iris_fill(self._ptr, scratch, dt.size, self._numel))
   else
     local ptr, memory = host_buffer(dt, self._numel)
@@ -156,6 +163,7 @@ function M.copy(self, src)
   if n == 0 then return self end
   if self._dt == src._dt then
     if self._contiguous and src._contiguous then
+      if capture.on then graph.refuse("t:copy()") end
       errors.check(C.iris_copy_device(self._ptr, src._ptr, n * self._dt.size))
     else
       local ptr, memory = host_elements(src)

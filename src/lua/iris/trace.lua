@@ -61,8 +61,16 @@ end
 M.START_OPTIONS = { "file", "device_events", "host_events" }
 
 -- Collective. `options`: the file, or {file=, device_events=, host_events=}.
+-- While ctx:capture(fn) runs, neither: both wait for every rank and the device (iris.graph requires
+-- this module, so it is found when called).
+local function refuse_in_capture(what)
+  local graph = package.loaded["iris.graph"]
+  if graph and graph.state.on then graph.refuse(what) end
+end
+
 function M.start(options)
   local what = "iris.trace.start"
+  refuse_in_capture("iris.trace.start()")
   if type(options) == "string" then options = { file = options } end
   if options ~= nil and type(options) ~= "table" then
     errors.raise("invalid_argument", "%s(file or {file=, device_events=, host_events=}): got %s", what, describe(options))
@@ -86,6 +94,7 @@ local function us(ns) return tonumber(ns) / 1000 end
 -- device_overflow, clock_offset_us and clock_error_us (its host clock against rank 0's),
 -- launch_pin_error_us and device_clock_error_us (its device's clocks against its host's).
 function M.stop(file)
+  refuse_in_capture("iris.trace.stop()")
   if file ~= nil and (type(file) ~= "string" or file == "") then
     errors.raise("invalid_argument", "iris.trace.stop([file]): file must be a file name, got %s", describe(file))
   end
