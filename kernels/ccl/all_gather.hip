@@ -4,7 +4,7 @@
 //   persistent:  block b pushes tiles b, b + blocks, ... to every member
 //   partitioned: blocks are split among the members (blocks is a multiple of the group size): block b
 //                pushes tiles b / size, b / size + blocks / size, ... to member b % size
-#include <iris/impl/ccl_call.hpp>
+#include <iris/impl/ccl_ll.hpp>
 
 namespace {
 
@@ -37,16 +37,51 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
   }
 }
 
+// ---- one way (variant ll; impl/ccl_ll.hpp) ----------------------------------------------------
+
+// inp (n elements) into chunk (member index) of every member's out.
+template <class S>
+__device__ __noinline__ void all_gather_ll(const detail::OneWay& ll, const S* inp, S* out, int64_t n) {
+  using namespace ::iris::ccl::detail;
+  const Team& team = ll.call->team;
+  const Words ws = words<S>(n);
+  S* mine = out + team.index * n;
+  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
+    const uint64_t x = load_word(inp, w, n);
+    for (int i = 1; i < team.size; ++i) ll.send(rotated(team, i), 0, w, x);
+    if (mine != inp) store_word(mine, w, n, x);
+  }
+  ll.exchange_headers();
+  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
+    for (int i = 0; i < team.size; ++i) {
+      if (i != team.index) store_word(out + i * n, w, n, ll.receive(team.rank_of(i), 0, w));
+    }
+  }
+}
+
 }  // namespace
 
 // dim only names the call in a mismatch report: chunk_step already says where the chunks are.
 __global__ void ccl_all_gather(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
                            long chunk_step, int block_m, int block_n, int dtype, int dim, int variant,
-                           uint32_t group_lo, uint32_t group_hi, uint64_t seq, iris::Context ctx) {
+                           uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
-  const detail::Call call = detail::make_call(ctx, "ctx.ccl.all_gather", detail::all_gather_call, group, seq, variant,
+  const detail::Call call = detail::make_call(ctx, "ctx.ccl.all_gather", detail::all_gather_call, group, variant,
                                               dtype, 0, 0, rows * cols, rows, dim, block_m, block_n, {out, out_stride}, {nullptr, 0});
   call.begin();
   IRIS_CCL_FOR_SIZE(dtype, T, run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, chunk_step, block_m, block_n, variant))
   call.end(true);  // this rank's out is complete once every member delivered
+}
+
+// The one-way variant (src/lua/iris/ccl.lua picks it for small contiguous calls): count is the elements
+// of each member's run; staging is this rank's staging area (the same heap offset everywhere), slot_bytes
+// one slot of it.
+__global__ void ccl_ll_all_gather(const void* inp, void* out, long count, int dtype, uint32_t group_lo,
+                                  uint32_t group_hi, void* staging, uint64_t slot_bytes, iris::Context ctx) {
+  using namespace ::iris::ccl::detail;
+  const Call call = one_way_call(ctx, "ctx.ccl.all_gather", all_gather_call, group_lo, group_hi, variant::ll, dtype, 0, 0,
+                                 count, out, nullptr);
+  const OneWay ll = one_way(call, staging, slot_bytes);
+  IRIS_CCL_FOR_SIZE(dtype, T, all_gather_ll<T>(ll, static_cast<const T*>(inp), static_cast<T*>(out), count))
+  call.finish();
 }

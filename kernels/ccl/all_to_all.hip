@@ -2,7 +2,7 @@
 // chunk i of member j's out. The tiles are those of one chunk (rows x cols); chunk j starts
 // chunk_step elements (in_chunk_step for inp) after chunk j - 1. Block b pushes tiles b, b + blocks, ...
 // of every chunk to its member.
-#include <iris/impl/ccl_call.hpp>
+#include <iris/impl/ccl_ll.hpp>
 
 namespace {
 
@@ -22,16 +22,52 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
   }
 }
 
+// ---- one way (variant ll; impl/ccl_ll.hpp) ----------------------------------------------------
+
+// Chunk j of inp to chunk (this member's index) of member j's out.
+template <class S>
+__device__ __noinline__ void all_to_all_ll(const detail::OneWay& ll, const S* inp, S* out, int64_t n) {
+  using namespace ::iris::ccl::detail;
+  const Team& team = ll.call->team;
+  const Words ws = words<S>(n);
+  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
+    for (int i = 1; i < team.size; ++i) {
+      const int j = (team.index + i) % team.size;
+      ll.send(team.rank_of(j), 0, w, load_word(inp + j * n, w, n));
+    }
+    store_word(out + team.index * n, w, n, load_word(inp + team.index * n, w, n));
+  }
+  ll.exchange_headers();
+  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
+    for (int i = 0; i < team.size; ++i) {
+      if (i != team.index) store_word(out + i * n, w, n, ll.receive(team.rank_of(i), 0, w));
+    }
+  }
+}
+
 }  // namespace
 
 __global__ void ccl_all_to_all(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
                            long in_chunk_step, long out_chunk_step, int block_m, int block_n, int dtype, int dim,
-                           uint32_t group_lo, uint32_t group_hi, uint64_t seq, iris::Context ctx) {
+                           uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
-  const detail::Call call = detail::make_call(ctx, "ctx.ccl.all_to_all", detail::all_to_all_call, group, seq,
+  const detail::Call call = detail::make_call(ctx, "ctx.ccl.all_to_all", detail::all_to_all_call, group,
                                               detail::variant::push, dtype, 0, 0, rows * cols * __popcll(group), rows, dim,
                                               block_m, block_n, {out, out_stride}, {nullptr, 0});
   call.begin();
   IRIS_CCL_FOR_SIZE(dtype, T, run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, in_chunk_step, out_chunk_step, block_m, block_n))
   call.end(true);  // this rank's out is complete once every member delivered
+}
+
+// The one-way variant (src/lua/iris/ccl.lua picks it for small contiguous calls): count is the elements
+// of each member's run; staging is this rank's staging area (the same heap offset everywhere), slot_bytes
+// one slot of it.
+__global__ void ccl_ll_all_to_all(const void* inp, void* out, long count, int dtype, uint32_t group_lo,
+                                  uint32_t group_hi, void* staging, uint64_t slot_bytes, iris::Context ctx) {
+  using namespace ::iris::ccl::detail;
+  const Call call = one_way_call(ctx, "ctx.ccl.all_to_all", all_to_all_call, group_lo, group_hi, variant::ll, dtype, 0, 0,
+                                 count, inp, out);
+  const OneWay ll = one_way(call, staging, slot_bytes);
+  IRIS_CCL_FOR_SIZE(dtype, T, all_to_all_ll<T>(ll, static_cast<const T*>(inp), static_cast<T*>(out), count))
+  call.finish();
 }

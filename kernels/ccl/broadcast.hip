@@ -1,7 +1,7 @@
 // ctx.ccl.broadcast (src/lua/iris/ccl.lua; docs/collectives.md): the root writes its t into every other
 // member's t. Block b of the root pushes tiles b, b + blocks, ...; the others only take part in the
 // call's protocol (their t is complete once the root delivered).
-#include <iris/impl/ccl_call.hpp>
+#include <iris/impl/ccl_ll.hpp>
 
 namespace {
 
@@ -21,15 +21,50 @@ __device__ __noinline__ void run(const detail::Call& call, T* data, long rows, l
   }
 }
 
+// ---- one way (variant ll; impl/ccl_ll.hpp) ----------------------------------------------------
+
+// The root's t to every other member. A receiver writes t only once every member has arrived: a member
+// it receives nothing from may still be reading t for an earlier call made with async = true.
+template <class S>
+__device__ __noinline__ void broadcast_ll(const detail::OneWay& ll, S* t, int64_t n, int root) {
+  using namespace ::iris::ccl::detail;
+  const Team& team = ll.call->team;
+  const Words ws = words<S>(n);
+  if (ll.me() == root) {
+    for (int64_t w = ws.first; w < ws.count; w += ws.step) {
+      const uint64_t x = load_word(t, w, n);
+      for (int i = 1; i < team.size; ++i) ll.send(rotated(team, i), 0, w, x);
+    }
+    ll.exchange_headers();
+    return;
+  }
+  ll.exchange_headers();
+  ll.wait_members(0);
+  for (int64_t w = ws.first; w < ws.count; w += ws.step) store_word(t, w, n, ll.receive(root, 0, w));
+}
+
 }  // namespace
 
 __global__ void ccl_broadcast(void* data, long rows, long cols, long stride, int block_m, int block_n, int dtype,
-                          int root, uint32_t group_lo, uint32_t group_hi, uint64_t seq, iris::Context ctx) {
+                          int root, uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
-  const detail::Call call = detail::make_call(ctx, "ctx.ccl.broadcast", detail::broadcast_call, group, seq,
+  const detail::Call call = detail::make_call(ctx, "ctx.ccl.broadcast", detail::broadcast_call, group,
                                               detail::variant::push, dtype, 0, root, rows * cols, rows, 1, block_m, block_n,
                                               {data, stride}, {nullptr, 0});
   call.begin();
   IRIS_CCL_FOR_SIZE(dtype, T, run<T>(call, static_cast<T*>(data), rows, cols, stride, block_m, block_n, root))
   call.end(call.team.rank() != root);  // the root's t is not touched by anyone; the others' is by the root
+}
+
+// The one-way variant (src/lua/iris/ccl.lua picks it for small contiguous calls): count is the elements
+// of each member's run; staging is this rank's staging area (the same heap offset everywhere), slot_bytes
+// one slot of it.
+__global__ void ccl_ll_broadcast(void* data, long count, int dtype, int root, uint32_t group_lo, uint32_t group_hi,
+                                 void* staging, uint64_t slot_bytes, iris::Context ctx) {
+  using namespace ::iris::ccl::detail;
+  const Call call = one_way_call(ctx, "ctx.ccl.broadcast", broadcast_call, group_lo, group_hi, variant::ll, dtype, 0,
+                                 root, count, data, nullptr);
+  const OneWay ll = one_way(call, staging, slot_bytes);
+  IRIS_CCL_FOR_SIZE(dtype, T, broadcast_ll<T>(ll, static_cast<T*>(data), count, root))
+  call.finish();
 }

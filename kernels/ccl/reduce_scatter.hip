@@ -2,7 +2,7 @@
 // reduction of every member's inp (MPI, NCCL and torch's convention). The tiles are those of one chunk
 // (rows x cols); chunk i of inp starts chunk_step elements after chunk i - 1. Block b reduces tiles b,
 // b + blocks, ... by reading them from every member.
-#include <iris/impl/ccl_call.hpp>
+#include <iris/impl/ccl_ll.hpp>
 
 namespace {
 
@@ -22,17 +22,60 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
   }
 }
 
+// ---- one way (variant ll; impl/ccl_ll.hpp) ----------------------------------------------------
+
+// Chunk i of inp (n elements each) to member i, which reduces what it gets in member order.
+template <class S>
+__device__ __noinline__ void reduce_scatter_ll(const detail::OneWay& ll, const S* inp, S* out, int64_t n, detail::Reduction r) {
+  using namespace ::iris::ccl::detail;
+  const Team& team = ll.call->team;
+  const Words ws = words<S>(n);
+  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
+    for (int i = 1; i < team.size; ++i) {
+      const int j = (team.index + i) % team.size;
+      ll.send(team.rank_of(j), 0, w, load_word(inp + j * n, w, n));
+    }
+  }
+  ll.exchange_headers();
+  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
+    WordValues<S> acc;
+    for (int i = 0; i < team.size; ++i) {
+      const uint64_t x = i == team.index ? load_word(inp + i * n, w, n) : ll.receive(team.rank_of(i), 0, w);
+      if (i == 0) {
+        acc.load(x, r);
+      } else {
+        acc.combine(x, r);
+      }
+    }
+    store_word(out, w, n, acc.word(r));
+  }
+}
+
 }  // namespace
 
 // `async`: end without waiting for the members to finish reading this rank's inp.
 __global__ void ccl_reduce_scatter(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
                                long chunk_step, int block_m, int block_n, int dtype, int dim, int op,
-                               uint32_t group_lo, uint32_t group_hi, uint64_t seq, bool async, iris::Context ctx) {
+                               uint32_t group_lo, uint32_t group_hi, bool async, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
-  const detail::Call call = detail::make_call(ctx, "ctx.ccl.reduce_scatter", detail::reduce_scatter_call, group, seq,
+  const detail::Call call = detail::make_call(ctx, "ctx.ccl.reduce_scatter", detail::reduce_scatter_call, group,
                                               detail::variant::two_shot, dtype, op, 0, rows * cols * __popcll(group), rows, dim,
                                               block_m, block_n, {inp, in_stride}, {nullptr, 0});
   call.begin();
   IRIS_CCL_FOR_DTYPE(dtype, T, run<T>(call, static_cast<const T*>(inp), static_cast<T*>(out), rows, cols, in_stride, out_stride, chunk_step, block_m, block_n, static_cast<Op>(op)))
   call.end(!async);
+}
+
+// The one-way variant (src/lua/iris/ccl.lua picks it for small contiguous calls): count is the elements
+// of each member's run; staging is this rank's staging area (the same heap offset everywhere), slot_bytes
+// one slot of it.
+__global__ void ccl_ll_reduce_scatter(const void* inp, void* out, long count, int dtype, int op, uint32_t group_lo,
+                                      uint32_t group_hi, void* staging, uint64_t slot_bytes,
+                                      iris::Context ctx) {
+  using namespace ::iris::ccl::detail;
+  const Call call = one_way_call(ctx, "ctx.ccl.reduce_scatter", reduce_scatter_call, group_lo, group_hi, variant::ll,
+                                 dtype, op, 0, count, inp, nullptr);
+  const OneWay ll = one_way(call, staging, slot_bytes);
+  IRIS_CCL_FOR_DTYPE(dtype, T, reduce_scatter_ll<typename storage<T>::type>(ll, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, reduction<T>(static_cast<Op>(op))))
+  call.finish();
 }

@@ -61,8 +61,8 @@ __device__ __forceinline__ void run(const ops::Call& call, const T* a, const T* 
 template <class T>
 __device__ __forceinline__ void entry(const void* a, const void* b, void* out, void* gathered, uint64_t* flags, long m,
                                       long n, long k_local, long a_stride, long b_stride, long out_stride, int variant,
-                                      int copy_blocks, uint64_t seq, iris::Context ctx) {
-  const ops::Call call = ops::make_call(ctx, "ctx.ops.all_gather_matmul", ccl::detail::all_gather_matmul_call, seq,
+                                      int copy_blocks, iris::Context ctx) {
+  const ops::Call call = ops::make_call(ctx, "ctx.ops.all_gather_matmul", ccl::detail::all_gather_matmul_call,
                                         variant, ops::DtypeCode<T>::value, m, n, k_local, 1, {a, a_stride}, {nullptr, 0});
   call.begin();
   run<T>(call, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), static_cast<T*>(gathered), flags,
@@ -74,16 +74,16 @@ __device__ __forceinline__ void entry(const void* a, const void* b, void* out, v
 
 __global__ void IRIS_GEMM_KERNEL ops_all_gather_matmul_float16(const void* a, const void* b, void* out, void* gathered,
     uint64_t* flags, long m, long n, long k_local, long a_stride, long b_stride, long out_stride, int variant,
-    int copy_blocks, uint64_t seq, iris::Context ctx) {
-  entry<iris::half>(a, b, out, gathered, flags, m, n, k_local, a_stride, b_stride, out_stride, variant, copy_blocks, seq, ctx);
+    int copy_blocks, iris::Context ctx) {
+  entry<iris::half>(a, b, out, gathered, flags, m, n, k_local, a_stride, b_stride, out_stride, variant, copy_blocks, ctx);
 }
 __global__ void IRIS_GEMM_KERNEL ops_all_gather_matmul_bfloat16(const void* a, const void* b, void* out, void* gathered,
     uint64_t* flags, long m, long n, long k_local, long a_stride, long b_stride, long out_stride, int variant,
-    int copy_blocks, uint64_t seq, iris::Context ctx) {
-  entry<iris::bfloat16>(a, b, out, gathered, flags, m, n, k_local, a_stride, b_stride, out_stride, variant, copy_blocks, seq, ctx);
+    int copy_blocks, iris::Context ctx) {
+  entry<iris::bfloat16>(a, b, out, gathered, flags, m, n, k_local, a_stride, b_stride, out_stride, variant, copy_blocks, ctx);
 }
 __global__ void IRIS_GEMM_KERNEL ops_all_gather_matmul_float32(const void* a, const void* b, void* out, void* gathered,
     uint64_t* flags, long m, long n, long k_local, long a_stride, long b_stride, long out_stride, int variant,
-    int copy_blocks, uint64_t seq, iris::Context ctx) {
-  entry<float>(a, b, out, gathered, flags, m, n, k_local, a_stride, b_stride, out_stride, variant, copy_blocks, seq, ctx);
+    int copy_blocks, iris::Context ctx) {
+  entry<float>(a, b, out, gathered, flags, m, n, k_local, a_stride, b_stride, out_stride, variant, copy_blocks, ctx);
 }

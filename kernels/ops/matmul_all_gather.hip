@@ -58,8 +58,8 @@ __device__ __forceinline__ void run(const ops::Call& call, const T* a, const T* 
 template <class T>
 __device__ __forceinline__ void entry(const void* a, const void* b, void* out, long m, long n, long k, long a_stride,
                                       long b_stride, long out_stride, long chunk_step, uint64_t* flags, int dim,
-                                      int variant, int gemm_blocks, uint64_t seq, iris::Context ctx) {
-  const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_all_gather", ccl::detail::matmul_all_gather_call, seq,
+                                      int variant, int gemm_blocks, iris::Context ctx) {
+  const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_all_gather", ccl::detail::matmul_all_gather_call,
                                         variant, ops::DtypeCode<T>::value, m, n, k, dim, {out, out_stride}, {nullptr, 0});
   call.begin();
   run<T>(call, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), m, n, k, a_stride, b_stride,
@@ -71,16 +71,16 @@ __device__ __forceinline__ void entry(const void* a, const void* b, void* out, l
 
 __global__ void IRIS_GEMM_KERNEL ops_matmul_all_gather_float16(const void* a, const void* b, void* out, long m, long n,
     long k, long a_stride, long b_stride, long out_stride, long chunk_step, uint64_t* flags, int dim, int variant,
-    int gemm_blocks, uint64_t seq, iris::Context ctx) {
-  entry<iris::half>(a, b, out, m, n, k, a_stride, b_stride, out_stride, chunk_step, flags, dim, variant, gemm_blocks, seq, ctx);
+    int gemm_blocks, iris::Context ctx) {
+  entry<iris::half>(a, b, out, m, n, k, a_stride, b_stride, out_stride, chunk_step, flags, dim, variant, gemm_blocks, ctx);
 }
 __global__ void IRIS_GEMM_KERNEL ops_matmul_all_gather_bfloat16(const void* a, const void* b, void* out, long m, long n,
     long k, long a_stride, long b_stride, long out_stride, long chunk_step, uint64_t* flags, int dim, int variant,
-    int gemm_blocks, uint64_t seq, iris::Context ctx) {
-  entry<iris::bfloat16>(a, b, out, m, n, k, a_stride, b_stride, out_stride, chunk_step, flags, dim, variant, gemm_blocks, seq, ctx);
+    int gemm_blocks, iris::Context ctx) {
+  entry<iris::bfloat16>(a, b, out, m, n, k, a_stride, b_stride, out_stride, chunk_step, flags, dim, variant, gemm_blocks, ctx);
 }
 __global__ void IRIS_GEMM_KERNEL ops_matmul_all_gather_float32(const void* a, const void* b, void* out, long m, long n,
     long k, long a_stride, long b_stride, long out_stride, long chunk_step, uint64_t* flags, int dim, int variant,
-    int gemm_blocks, uint64_t seq, iris::Context ctx) {
-  entry<float>(a, b, out, m, n, k, a_stride, b_stride, out_stride, chunk_step, flags, dim, variant, gemm_blocks, seq, ctx);
+    int gemm_blocks, iris::Context ctx) {
+  entry<float>(a, b, out, m, n, k, a_stride, b_stride, out_stride, chunk_step, flags, dim, variant, gemm_blocks, ctx);
 }

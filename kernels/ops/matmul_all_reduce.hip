@@ -37,8 +37,8 @@ __device__ __forceinline__ void run(const ops::Call& call, const T* a, const T* 
 // The call around run<T>, for the kernels of each element type below (ops_call.hpp says why there are three).
 template <class T>
 __device__ __forceinline__ void entry(const void* a, const void* b, void* c, long m, long n, long k, long a_stride,
-                                      long b_stride, long c_stride, int variant, uint64_t seq, iris::Context ctx) {
-  const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_all_reduce", ccl::detail::matmul_all_reduce_call, seq,
+                                      long b_stride, long c_stride, int variant, iris::Context ctx) {
+  const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_all_reduce", ccl::detail::matmul_all_reduce_call,
                                         variant, ops::DtypeCode<T>::value, m, n, k, 1, {c, c_stride}, {nullptr, 0});
   call.begin();
   run<T>(call, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(c), m, n, k, a_stride, b_stride,
@@ -49,14 +49,14 @@ __device__ __forceinline__ void entry(const void* a, const void* b, void* c, lon
 }  // namespace
 
 __global__ void ops_matmul_all_reduce_float16(const void* a, const void* b, void* c, long m, long n, long k,
-    long a_stride, long b_stride, long c_stride, int variant, uint64_t seq, iris::Context ctx) {
-  entry<iris::half>(a, b, c, m, n, k, a_stride, b_stride, c_stride, variant, seq, ctx);
+    long a_stride, long b_stride, long c_stride, int variant, iris::Context ctx) {
+  entry<iris::half>(a, b, c, m, n, k, a_stride, b_stride, c_stride, variant, ctx);
 }
 __global__ void ops_matmul_all_reduce_bfloat16(const void* a, const void* b, void* c, long m, long n, long k,
-    long a_stride, long b_stride, long c_stride, int variant, uint64_t seq, iris::Context ctx) {
-  entry<iris::bfloat16>(a, b, c, m, n, k, a_stride, b_stride, c_stride, variant, seq, ctx);
+    long a_stride, long b_stride, long c_stride, int variant, iris::Context ctx) {
+  entry<iris::bfloat16>(a, b, c, m, n, k, a_stride, b_stride, c_stride, variant, ctx);
 }
 __global__ void ops_matmul_all_reduce_float32(const void* a, const void* b, void* c, long m, long n, long k,
-    long a_stride, long b_stride, long c_stride, int variant, uint64_t seq, iris::Context ctx) {
-  entry<float>(a, b, c, m, n, k, a_stride, b_stride, c_stride, variant, seq, ctx);
+    long a_stride, long b_stride, long c_stride, int variant, iris::Context ctx) {
+  entry<float>(a, b, c, m, n, k, a_stride, b_stride, c_stride, variant, ctx);
 }

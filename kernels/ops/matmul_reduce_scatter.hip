@@ -35,10 +35,9 @@ __device__ __forceinline__ void run(const ops::Call& call, const T* a, const T* 
 // The call around run<T>, for the kernels of each element type below (ops_call.hpp says why there are three).
 template <class T>
 __device__ __forceinline__ void entry(const void* a, const void* b, void* out, void* partial, long m, long n, long k,
-                                      long a_stride, long b_stride, long out_stride, int dim, uint64_t seq,
-                                      iris::Context ctx) {
+                                      long a_stride, long b_stride, long out_stride, int dim, iris::Context ctx) {
   const ops::Call call = ops::make_call(ctx, "ctx.ops.matmul_reduce_scatter", ccl::detail::matmul_reduce_scatter_call,
-                                        seq, ops::variant::two_shot, ops::DtypeCode<T>::value, m, n, k, dim,
+                                        ops::variant::two_shot, ops::DtypeCode<T>::value, m, n, k, dim,
                                         {partial, n}, {nullptr, 0});
   call.begin();
   run<T>(call, static_cast<const T*>(a), static_cast<const T*>(b), static_cast<T*>(out), static_cast<T*>(partial), m, n,
@@ -49,14 +48,14 @@ __device__ __forceinline__ void entry(const void* a, const void* b, void* out, v
 }  // namespace
 
 __global__ void ops_matmul_reduce_scatter_float16(const void* a, const void* b, void* out, void* partial, long m,
-    long n, long k, long a_stride, long b_stride, long out_stride, int dim, uint64_t seq, iris::Context ctx) {
-  entry<iris::half>(a, b, out, partial, m, n, k, a_stride, b_stride, out_stride, dim, seq, ctx);
+    long n, long k, long a_stride, long b_stride, long out_stride, int dim, iris::Context ctx) {
+  entry<iris::half>(a, b, out, partial, m, n, k, a_stride, b_stride, out_stride, dim, ctx);
 }
 __global__ void ops_matmul_reduce_scatter_bfloat16(const void* a, const void* b, void* out, void* partial, long m,
-    long n, long k, long a_stride, long b_stride, long out_stride, int dim, uint64_t seq, iris::Context ctx) {
-  entry<iris::bfloat16>(a, b, out, partial, m, n, k, a_stride, b_stride, out_stride, dim, seq, ctx);
+    long n, long k, long a_stride, long b_stride, long out_stride, int dim, iris::Context ctx) {
+  entry<iris::bfloat16>(a, b, out, partial, m, n, k, a_stride, b_stride, out_stride, dim, ctx);
 }
 __global__ void ops_matmul_reduce_scatter_float32(const void* a, const void* b, void* out, void* partial, long m,
-    long n, long k, long a_stride, long b_stride, long out_stride, int dim, uint64_t seq, iris::Context ctx) {
-  entry<float>(a, b, out, partial, m, n, k, a_stride, b_stride, out_stride, dim, seq, ctx);
+    long n, long k, long a_stride, long b_stride, long out_stride, int dim, iris::Context ctx) {
+  entry<float>(a, b, out, partial, m, n, k, a_stride, b_stride, out_stride, dim, ctx);
 }

@@ -13,11 +13,11 @@ local ffi = require "ffi"
 local C = ffi.C
 
 local COLLECTIVES = {
-  all_reduce = { "auto", "one_shot", "two_shot", "ring", "atomic", "spinlock" },
-  all_gather = { "auto", "persistent", "partitioned" },
-  reduce_scatter = { "auto" },
-  all_to_all = { "auto" },
-  broadcast = { "auto" },
+  all_reduce = { "auto", "ll", "ll_two_shot", "one_shot", "two_shot", "ring", "atomic", "spinlock" },
+  all_gather = { "auto", "ll", "persistent", "partitioned" },
+  reduce_scatter = { "auto", "ll", "two_shot" },
+  all_to_all = { "auto", "ll", "push" },
+  broadcast = { "auto", "ll", "push" },
 }
 local ORDER = { "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast" }
 local BUS_FACTOR = {
@@ -137,6 +137,19 @@ local function record(collective, bytes, variant, us, ref_us)
     reference_busbw_gbs = ref_busbw, x_reference = ratio }
 end
 
+-- The one-way variants take what fits a slot of the staging (ctx.ccl's, docs/collectives.md "One way"):
+-- each member's message, its chunk (reduce_scatter, all_to_all, all_gather's input), or for ll_two_shot
+-- a member's share of the message.
+local staging = require("iris.ccl").staging(ctx)
+local function one_way_fits(collective, variant, count)
+  if variant ~= "ll" and variant ~= "ll_two_shot" then return true end
+  if not staging then return false end
+  local run = (collective == "all_reduce" or collective == "broadcast") and count or count / W
+  local words = math.ceil(run * element / 8)
+  if variant == "ll_two_shot" then words = math.ceil(words / W) end
+  return words <= staging.words
+end
+
 -- What will be measured: per collective, its variants and the sizes (each as the bytes actually moved).
 local plan = {}
 local steps = 0
@@ -155,7 +168,9 @@ for _, collective in ipairs(wanted) do
     if count > 0 then
       local measured = {}
       for _, variant in ipairs(variants) do
-        if count * element <= (SLOW_VARIANT_MAX[variant] or math.huge) then measured[#measured + 1] = variant end
+        if count * element <= (SLOW_VARIANT_MAX[variant] or math.huge) and one_way_fits(collective, variant, count) then
+          measured[#measured + 1] = variant
+        end
       end
       plan[#plan + 1] = { collective = collective, count = count, variants = measured }
       steps = steps + #measured + (reference.handle and 1 or 0)

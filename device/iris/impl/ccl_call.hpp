@@ -16,7 +16,7 @@ constexpr int kLocks = IRIS_CCL_LOCKS;
 // What a rank called, as it tells each member at arrival. Two calls match when everything but `seq`
 // and `epoch` is equal. The fused ops (ctx.ops, impl/ops_call.hpp) describe M x N x K instead.
 struct CallDescriptor {
-  uint64_t seq;     // the caller's call number (its own count of ctx.ccl and ctx.ops calls)
+  uint64_t seq;     // the caller's call number (its own count of ctx.ccl and ctx.ops calls, kept on the device)
   uint64_t epoch;   // the pair epoch with the rank it is written to
   uint64_t count;   // elements of the caller's input (ops: K)
   uint64_t rows;    // rows of the view the kernel tiles, 1 for 1-D (ops: M)
@@ -31,6 +31,9 @@ struct CallDescriptor {
 
 // One per heap at IRIS_CCL_STATE_OFFSET. Indexed by global rank q: written by q unless marked own.
 struct CallState {
+  uint64_t calls;                                   // own: this rank's calls so far (the last block of each adds 1)
+  uint32_t finished;                                // own: blocks of the running call that have ended
+  uint32_t reserved;
   uint64_t arrived[kMaxRanks];                      // the pair epoch q arrived at (release)
   uint64_t delivered[kMaxRanks];                    // blocks of q done with this rank's memory (release add)
   uint64_t pair_epoch[2][kMaxRanks];                // own: calls made with q, after call s in [s % 2]
@@ -146,14 +149,16 @@ __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const
     next();
     put_group(text, d.group);
   }
-  if (d.tiling != other.tiling && alike) {
+  // Tiles and blocks are worth naming only between calls of one variant (a one-way call has no tiles).
+  const bool same_variant = alike && ((d.kind ^ other.kind) >> 8 & 0xff) == 0;
+  if (d.tiling != other.tiling && same_variant) {
     next();
     text.put("tiles ");
     text.put(static_cast<uint64_t>(d.tiling >> 16));
     text.put(" x ");
     text.put(static_cast<uint64_t>(d.tiling & 0xffff));
   }
-  if ((d.grid >> 8) != (other.grid >> 8) && alike) {
+  if ((d.grid >> 8) != (other.grid >> 8) && same_variant) {
     next();
     text.put(static_cast<uint64_t>(d.grid >> 8));
     text.put(" blocks");
@@ -179,6 +184,19 @@ template <class Write>
 
 IRIS_DEVICE bool same_call(const CallDescriptor& a, const CallDescriptor& b) {
   return same_but_layout(a, b) && a.layout == b.layout;
+}
+
+IRIS_DEVICE uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h;
+}
+
+// What same_call compares, in 64 bits: a one-way call sends it with its data, and the full
+// descriptor is read only when the hashes differ.
+IRIS_DEVICE uint64_t call_hash(const CallDescriptor& d) {
+  uint64_t h = mix(mix(mix(d.count, d.rows), mix(d.cols, d.group)), d.layout);
+  h = mix(h, static_cast<uint64_t>(d.kind) << 32 | static_cast<uint32_t>(d.root));
+  return mix(h, static_cast<uint64_t>(d.tiling) << 32 | d.grid);
 }
 
 // Out of line, like the other reports: they are rare, and long.
@@ -217,11 +235,6 @@ IRIS_DEVICE bool same_call(const CallDescriptor& a, const CallDescriptor& b) {
 
 // ---- the call ------------------------------------------------------------------------------------
 
-IRIS_DEVICE uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h;
-}
-
 struct Call {
   Team team;
   CallState* state;  // this rank's
@@ -245,28 +258,49 @@ struct Call {
     const int me = team.rank(), t = thread_index(), n = thread_count();
     if (blockIdx.x == 0) {
       ::iris::fence(acq_rel, sys);  // the rank's earlier work comes before the arrival
-      for (int i = t; i < team.size; i += n) {
-        const int q = team.rank_of(i);
-        if (q == me) continue;
-        CallDescriptor d = mine;
-        d.epoch = epoch_with(q);
-        *on(team, &state->descriptors[me][d.epoch & 1], q) = d;
-        ::iris::signal_set(&state->arrived[me], d.epoch, me, q, team.ctx.heap_bases);
-      }
+      announce();
     }
-    if (last_block()) {
-      const uint64_t blocks = gridDim.x;
-      for (int q = t; q < team.ctx.world_size; q += n) {
-        const bool member = (team.members >> q) & 1u;
-        state->pair_epoch[seq & 1][q] = state->pair_epoch[(seq - 1) & 1][q] + (member ? 1 : 0);
-        state->expected[seq & 1][q] = state->expected[(seq - 1) & 1][q] + (member && q != me ? blocks : 0);
-      }
-    }
+    if (last_block()) account(gridDim.x);
     for (int i = t; i < team.size; i += n) {
       const int q = team.rank_of(i);
       if (q != me) wait_arrival(q);
     }
     __syncthreads();
+  }
+
+  // A one-way call (ccl_ll.hpp) waits for no arrival and is owed no deliveries: only the bookkeeping.
+  // It announces itself later, once its first data are on their way (OneWay::exchange_headers).
+  IRIS_DEVICE void begin_one_way() const {
+    if (last_block()) account(0);
+  }
+
+  // The descriptor, then the arrival (release), into every member's state: the block's threads take
+  // the members in turn. What a pull variant's peers wait for before they touch this rank's memory;
+  // for a one-way call (ccl_ll.hpp) the credit that it is done with the staging of two calls ago, and
+  // the description a mismatch report reads.
+  IRIS_DEVICE void announce() const { announce(thread_index(), thread_count()); }
+  // The same by the threads first, first + step, ... of the block (a one-way call's control warp).
+  IRIS_DEVICE void announce(int first, int step) const {
+    const int me = team.rank();
+    for (int i = first; i < team.size; i += step) {
+      const int q = team.rank_of(i);
+      if (q == me) continue;
+      CallDescriptor d = mine;
+      d.epoch = epoch_with(q);
+      *on(team, &state->descriptors[me][d.epoch & 1], q) = d;
+      ::iris::signal_set(&state->arrived[me], d.epoch, me, q, team.ctx.heap_bases);
+    }
+  }
+
+  // The last block's bookkeeping for the next call: pair epochs, and the deliveries (`blocks` from
+  // each peer; none for a one-way call) its completion will wait for.
+  IRIS_DEVICE void account(uint64_t blocks) const {
+    const int me = team.rank();
+    for (int q = thread_index(); q < team.ctx.world_size; q += thread_count()) {
+      const bool member = (team.members >> q) & 1u;
+      state->pair_epoch[seq & 1][q] = state->pair_epoch[(seq - 1) & 1][q] + (member ? 1 : 0);
+      state->expected[seq & 1][q] = state->expected[(seq - 1) & 1][q] + (member && q != me ? blocks : 0);
+    }
   }
 
   // Completion: every block says it is done with every member's memory; the last block waits until
@@ -286,6 +320,20 @@ struct Call {
           ::iris::detail::wait_for(&state->delivered[q], Cmp::ge, state->expected[seq & 1][q], acquire, sys, name);
         }
       }
+    }
+    finish();
+  }
+
+  // The call counter lives on the device, so that a launch replayed from a graph is a new call: every
+  // block read `calls` when it started (make_call); the last block to end, whichever it is, counts
+  // this call, after every block of it has read the old count.
+  IRIS_DEVICE void finish() const {
+    __syncthreads();
+    if (thread_index() != 0) return;
+    const unsigned int ended = ::iris::detail::fetch_add(&state->finished, 1u, acq_rel, gpu);
+    if (ended == gridDim.x - 1) {
+      state->finished = 0;
+      ::iris::detail::atomic_store(&state->calls, seq, relaxed, gpu);
     }
   }
 
@@ -342,13 +390,13 @@ struct Shared {
 
 // Sets up the call: the members, this rank's descriptor (the layout hash from the shared tensors' heap
 // offsets and strides).
-IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int collective, uint64_t group, uint64_t seq,
-                           int variant, int dtype, int op, int root, uint64_t count, uint64_t rows, int dim,
+IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int collective, uint64_t group, int variant, int dtype, int op, int root, uint64_t count, uint64_t rows, int dim,
                            int block_m, int block_n, Shared a, Shared b) {
   Call c;
   c.team = team(ctx, group);
   const uintptr_t base = static_cast<uintptr_t>(ctx.heap_bases[ctx.rank]);
   c.state = reinterpret_cast<CallState*>(base + IRIS_CCL_STATE_OFFSET);
+  const uint64_t seq = ::iris::detail::atomic_load(&c.state->calls, relaxed, gpu) + 1;  // see Call::finish
   c.seq = seq;
   c.name = name;
   CallDescriptor& d = c.mine;

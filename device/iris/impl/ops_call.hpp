@@ -21,10 +21,10 @@ constexpr int kSubN = 64;
 
 // The call of an op: a ctx.ccl call over every rank whose descriptor says M x N x K (rows, cols, count)
 // and whose layout hash covers the tensors the peers reach (a, b).
-IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int op, uint64_t seq, int variant, int dtype,
+IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int op, int variant, int dtype,
                            int64_t m, int64_t n, int64_t k, int dim, Shared a, Shared b) {
   const uint64_t everyone = ctx.world_size >= 64 ? ~0ull : (1ull << ctx.world_size) - 1ull;
-  Call call = ccl::detail::make_call(ctx, name, op, everyone, seq, variant, dtype, 0, 0, static_cast<uint64_t>(k),
+  Call call = ccl::detail::make_call(ctx, name, op, everyone, variant, dtype, 0, 0, static_cast<uint64_t>(k),
                                      static_cast<uint64_t>(m), dim, gemm::kTileM, gemm::kTileN, a, b);
   call.mine.cols = static_cast<uint64_t>(n);
   return call;

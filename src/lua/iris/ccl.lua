@@ -11,6 +11,7 @@ local kernel = require "iris.kernel"
 local trace = require "iris.trace"
 local codes = require "iris.codes"
 local graph = require "iris.graph"
+local dtypes = require "iris.dtypes"
 local C = ffi.C
 
 local M = {}
@@ -21,6 +22,10 @@ local DTYPE_CODE, OP_CODE, VARIANT_CODE = codes.DTYPE, codes.REDUCTION, codes.VA
 local VARIANTS = {}
 for _, c in ipairs(codes.collectives) do VARIANTS[c.name] = c.variants end
 local OP_NAMES = '"' .. table.concat(codes.names(codes.reductions), '", "'):gsub('", "([^"]*)$', '" or "%1') .. '"'
+-- The one-way variants (kernels/ccl/<collective>.hip, ccl_ll_<collective>): data and the call's epoch
+-- travel in the same stores into the receivers' staging (M.reserve_staging), for contiguous runs that
+-- fit a staging slot.
+local ONE_WAY = { ll = true, ll_two_shot = true }
 
 local MAX_RANKS = C.IRIS_MAX_RANKS    -- the state's slots per peer (IRIS_CCL_STATE_BYTES)
 local MAX_BLOCKS = C.IRIS_MAX_BLOCKS  -- progress slots
@@ -43,39 +48,81 @@ local ANY = math.huge
 local AUTO = {
   gpu = {
     all_reduce = {
+      -- One way (ll): a call is one round of stores with the data and the flags together, no barrier
+      -- and no end-of-call round trip: the latency floor while a member can push its whole message to
+      -- every other (W - 1 copies of it). ll_two_shot sends each member's chunk to its owner and the
+      -- owner's sum back: two one-way rounds, 2 (W - 1) / W of the message.
+      { max_bytes = 128 * KiB, max_ranks = 2, variant = "ll", blocks = 32 },
+      { max_bytes = 64 * KiB, max_ranks = 4, variant = "ll", blocks = 32 },
+      { max_bytes = 32 * KiB, max_ranks = ANY, variant = "ll", blocks = 32 },
+      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll_two_shot", blocks = 64 },
       -- A launch and one round of reads: one_shot's latency wins while the W - 1 copies of the message
       -- it reads stay cheap (at 8 ranks they are 7 messages' worth).
-      -- Measured on 2 x H200 (docs/perf.md, the second run): at 2 ranks one_shot leads to 256 KiB (15.1
-      -- against 15.2 us), two_shot from 512 KiB (15.4 against 19.0 us; 18.8 against 27.0 at 2 MiB).
-      { max_bytes = 256 * KiB, max_ranks = 2, variant = "one_shot", blocks = 32 },
       { max_bytes = 256 * KiB, max_ranks = 4, variant = "one_shot", blocks = 32 },
       { max_bytes = 64 * KiB, max_ranks = ANY, variant = "one_shot", blocks = 32 },
       -- Above, two_shot reads and writes (W-1)/W of the message: the bandwidth-optimal volume. Its grid
       -- is large: NVLink needs many requests in flight (docs/perf.md: put_block's plateau).
       { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 256 },
     },
-    all_gather = { { max_bytes = ANY, max_ranks = ANY, variant = "persistent", blocks = 128 } },
-    reduce_scatter = { { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 128 } },
-    all_to_all = { { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 } },
-    broadcast = { { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 } },
+    all_gather = {
+      { max_bytes = 256 * KiB, max_ranks = ANY, variant = "ll", blocks = 32 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "persistent", blocks = 128 },
+    },
+    reduce_scatter = {
+      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 32 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 128 },
+    },
+    all_to_all = {
+      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 32 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
+    },
+    broadcast = {
+      { max_bytes = 256 * KiB, max_ranks = ANY, variant = "ll", blocks = 32 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
+    },
   },
   -- The cpu backend runs a launch's blocks on a few threads per rank: more blocks only queue. On the
-  -- development machine (docs/perf.md) one_shot led up to 16 KiB and two_shot above.
+  -- development machine (docs/perf.md) one_shot led up to 16 KiB and two_shot above; the one-way
+  -- variants take the small calls there too, so the suite runs them as GPUs do.
   cpu = {
     all_reduce = {
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "ll", blocks = 4 },
       { max_bytes = 16 * KiB, max_ranks = ANY, variant = "one_shot", blocks = 4 },
       { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 4 },
     },
-    all_gather = { { max_bytes = ANY, max_ranks = ANY, variant = "persistent", blocks = 4 } },
-    reduce_scatter = { { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 4 } },
-    all_to_all = { { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 4 } },
-    broadcast = { { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 4 } },
+    all_gather = {
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "ll", blocks = 4 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "persistent", blocks = 4 },
+    },
+    reduce_scatter = {
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "ll", blocks = 4 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 4 },
+    },
+    all_to_all = {
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "ll", blocks = 4 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 4 },
+    },
+    broadcast = {
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "ll", blocks = 4 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 4 },
+    },
   },
 }
 
-local function choose(table_of, collective, bytes, ranks)
+-- Threads of a one-way block, and the words (8 bytes of a run) each thread takes at most before the
+-- grid grows: small enough that a call's stores leave at once, large enough that few blocks suffice.
+local ONE_WAY_THREADS = { gpu = 512, cpu = 32 }
+-- Each one-way block has a control warp besides (device/iris/impl/ccl_ll.hpp, kControlThreads).
+local CONTROL_THREADS = 32
+local ONE_WAY_WORDS_PER_THREAD = { gpu = 2, cpu = 64 }
+
+-- `fits(variant)`: whether a one-way variant can take the call (nil: none can).
+local function choose(table_of, collective, bytes, ranks, fits)
   for _, row in ipairs(table_of[collective]) do
-    if bytes <= row.max_bytes and ranks <= row.max_ranks then return row end
+    if bytes <= row.max_bytes and ranks <= row.max_ranks and (not ONE_WAY[row.variant] or (fits and fits(row.variant)))
+    then
+      return row
+    end
   end
 end
 
@@ -290,6 +337,35 @@ function M.calls(ctx)
   return calls
 end
 
+-- ---- the one-way staging ----------------------------------------------------------------------------------
+-- Every rank's heap holds, for every source rank, 2 parities x 2 phases of a slot: a header line, then
+-- lines of 16 bytes that carry 8 bytes of data each (device/iris/impl/ccl_ll.hpp). Taken at iris.init,
+-- as a tensor every rank allocates alike: a sixteenth of the heap, at most 256 KiB of data a slot, none
+-- in heaps under 16 MiB (the one-way variants then give way to the others).
+local LINE_BYTES = 16
+local SLOT_DATA_MAX = 256 * KiB
+local SLOT_DATA_MIN = 4 * KiB
+local STAGING_MIN_HEAP = 16 * 1024 * KiB
+local stagings = setmetatable({}, { __mode = "k" })
+
+-- Collective: every rank calls it from iris.init.
+function M.reserve_staging(ctx)
+  if ctx.heap_size < STAGING_MIN_HEAP then return end
+  local slots = ctx.world_size * 4
+  local share = math.floor(ctx.heap_size / 16 / slots)
+  local data = math.min(SLOT_DATA_MAX, math.floor((share - 256) / 2 / SLOT_DATA_MIN) * SLOT_DATA_MIN)
+  if data < SLOT_DATA_MIN then return end
+  local slot_bytes = 2 * data + 256 -- the header line, kept on a 256-byte boundary with the data after it
+  local bytes = slots * slot_bytes
+  stagings[ctx] = {
+    tensor = tensor.allocate("iris.init (ctx.ccl's staging)", { bytes }, bytes, dtypes.info.uint8, true),
+    slot_bytes = slot_bytes, words = (slot_bytes - LINE_BYTES) / LINE_BYTES, bytes = bytes,
+  }
+end
+
+-- The staging's figures ({bytes, slot_bytes, words}), nil when the heap has none.
+function M.staging(ctx) return stagings[ctx] end
+
 function M.new(ctx)
   local state = M.calls(ctx)
   local ccl = {}
@@ -320,16 +396,12 @@ function M.new(ctx)
 
   -- How one call runs on a rows x cols view: variant, tiles (a single row is tiled in runs of
   -- block_m * block_n elements), grid (no more blocks than work: two_shot's members each take their
-  -- share of the tiles) and threads (enough to hold the first tile, cut to the view).
+  -- share of the tiles) and threads (enough to hold the first tile, cut to the view). `run`: the
+  -- elements one slot of the staging carries for a one-way call (each member's message, or chunk), nil
+  -- where the tensors do not allow one (not contiguous, chunks along dim 2).
   local share_cap -- the grid's bound where ranks share this GPU (found at the first call)
   local traced -- while a trace is on: the last plan's span (its name and figures), which launch records
-  local function plan(what, collective, dt, bytes, o, g, rows, cols)
-    local row = choose(auto, collective, bytes, g.size)
-    local variant = o.variant == "auto" and row.variant or o.variant
-    local bm, bn = o.block_m or DEFAULT_TILE[1], o.block_n or DEFAULT_TILE[2]
-    if rows == 1 then bm, bn = 1, bm * bn end
-    local tiles = tiles_of(rows, cols, bm, bn)
-    local work = (collective == "all_reduce" and variant == "two_shot") and math.ceil(tiles / g.size) or tiles
+  local function grid_cap(o, row)
     local blocks = o.blocks or row.blocks
     if not o.blocks and device_class == "gpu" then -- ranks sharing a GPU: each keeps to its share
       if not share_cap then
@@ -338,6 +410,49 @@ function M.new(ctx)
       end
       blocks = math.min(blocks, share_cap)
     end
+    return blocks
+  end
+
+  local function words_in_slot(variant, dt, run, g)
+    local words = math.ceil(run * dt.size / 8)
+    return variant == "ll_two_shot" and math.ceil(words / g.size) or words
+  end
+
+  local function plan(what, collective, dt, bytes, o, g, rows, cols, run)
+    local staging = M.staging(ctx)
+    local function fits(variant)
+      return staging ~= nil and run ~= nil and words_in_slot(variant, dt, run, g) <= staging.words
+    end
+    local row = choose(auto, collective, bytes, g.size, fits)
+    local variant = o.variant == "auto" and row.variant or o.variant
+    if ONE_WAY[variant] then
+      if o.variant ~= "auto" and not fits(variant) then
+        errors.raise("invalid_argument", "%s: variant \"%s\" takes contiguous tensors (chunked along dim 1) whose %s "
+          .. "fit the staging of one-way calls (%s; this heap of %s has %s); this call needs %s: use variant \"auto\"",
+          what, variant, variant == "ll_two_shot" and "chunks" or "messages",
+          staging and human(staging.words * 8) .. " a member" or "none below a 16 MiB heap", human(ctx.heap_size),
+          staging and human(staging.bytes) or "none", run == nil and "other tensors"
+            or human(words_in_slot(variant, dt, run, g) * 8))
+      end
+      local words = math.ceil(run * dt.size / 8)
+      local data_threads = math.min(ONE_WAY_THREADS[device_class], math.max(32, math.ceil(words / 32) * 32))
+      local grid = math.max(1, math.min(grid_cap(o, row),
+        math.ceil(words / data_threads / ONE_WAY_WORDS_PER_THREAD[device_class])))
+      local threads = data_threads + CONTROL_THREADS
+      if C.iris_log_enabled(0) ~= 0 then
+        ctx:debug("%s: %s %s on %d rank%s: %s%s, %d block%s of %d threads, one way", what, human(bytes), dt.name, g.size,
+          g.size == 1 and "" or "s", variant, o.variant == "auto" and " (auto)" or "", grid, grid == 1 and "" or "s",
+          threads)
+      end
+      traced = trace.state.on and { what = what, args = { variant = variant, bytes = bytes, dtype = dt.name,
+        members = g.size, blocks = grid, call = state.seq + 1 } } or nil
+      return variant, grid, threads, 0, 0, staging
+    end
+    local bm, bn = o.block_m or DEFAULT_TILE[1], o.block_n or DEFAULT_TILE[2]
+    if rows == 1 then bm, bn = 1, bm * bn end
+    local tiles = tiles_of(rows, cols, bm, bn)
+    local work = (collective == "all_reduce" and variant == "two_shot") and math.ceil(tiles / g.size) or tiles
+    local blocks = grid_cap(o, row)
     local grid = math.max(1, math.min(blocks, work))
     if variant == "partitioned" then -- a multiple of the members: as many blocks for each
       grid = g.size * math.max(1, math.min(math.floor(blocks / g.size), tiles, math.floor(MAX_BLOCKS / g.size)))
@@ -370,7 +485,9 @@ function M.new(ctx)
       and (v.rows == 1 or v.plain_stride == v.chunked_stride)
   end
 
-  -- The arguments carry this call's number, state.seq + 1; it counts only once the launch went out.
+  -- The kernels count their calls on the device (device/iris/impl/ccl_call.hpp, Call::finish), so a
+  -- launch replayed from a graph is a new call; state.seq is this process's count of the launches it
+  -- made, for traces: it counts once the launch went out.
   -- While a trace is on, the launch is a span named after the collective with the plan's figures (the
   -- kernel's own span, on the device's clock, follows it; its tiles are device events when the trace
   -- records them).
@@ -401,9 +518,15 @@ function M.new(ctx)
       local _, _, s = rows_cols(out)
       out_stride = s
     end
-    local variant, grid, threads, bm, bn = plan(what, "all_reduce", dt, bytes, o, g, rows, cols)
+    local variant, grid, threads, bm, bn, staging = plan(what, "all_reduce", dt, bytes, o, g, rows, cols,
+      rows == 1 and inp._numel or nil)
+    if staging then
+      launch(kernel.builtin("ccl/all_reduce").ccl_ll_all_reduce, grid, threads, inp, out, inp._numel, DTYPE_CODE[dt.name],
+        OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, staging.tensor, staging.slot_bytes, ctx)
+      return out
+    end
     launch(kernel.builtin("ccl/all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
-      DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, state.seq + 1, o.async, ctx)
+      DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, o.async, ctx)
     return out
   end
 
@@ -448,10 +571,15 @@ function M.new(ctx)
     local dt, o, bytes, g = prepare(what, "all_gather", out, inp, opts, false)
     local v = chunk_views(what, o, g.size, out, "out", inp, "inp")
     check_apart(what, out, inp, own_chunk(out, inp, v, g)) -- in place: inp is copied onto itself
-    local variant, grid, threads, bm, bn = plan(what, "all_gather", dt, bytes, o, g, v.rows, v.cols)
+    local variant, grid, threads, bm, bn, staging = plan(what, "all_gather", dt, bytes, o, g, v.rows, v.cols,
+      (v.rows == 1 and v.chunk_step == v.cols) and v.cols or nil)
+    if staging then
+      launch(kernel.builtin("ccl/all_gather").ccl_ll_all_gather, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name], g.lo, g.hi,
+        staging.tensor, staging.slot_bytes, ctx)
+      return out
+    end
     launch(kernel.builtin("ccl/all_gather").ccl_all_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
-      v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, VARIANT_CODE[variant], g.lo, g.hi,
-      state.seq + 1, ctx)
+      v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, VARIANT_CODE[variant], g.lo, g.hi, ctx)
     return out
   end
 
@@ -462,9 +590,15 @@ function M.new(ctx)
     local v = chunk_views(what, o, g.size, inp, "inp", out, "out")
     -- out may be this rank's own chunk of inp: the members read only their own chunks of it.
     check_apart(what, out, inp, own_chunk(inp, out, v, g))
-    local _, grid, threads, bm, bn = plan(what, "reduce_scatter", dt, bytes, o, g, v.rows, v.cols)
+    local _, grid, threads, bm, bn, staging = plan(what, "reduce_scatter", dt, bytes, o, g, v.rows, v.cols,
+      (v.rows == 1 and v.chunk_step == v.cols) and v.cols or nil)
+    if staging then
+      launch(kernel.builtin("ccl/reduce_scatter").ccl_ll_reduce_scatter, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name],
+        OP_CODE[o.op], g.lo, g.hi, staging.tensor, staging.slot_bytes, ctx)
+      return out
+    end
     launch(kernel.builtin("ccl/reduce_scatter").ccl_reduce_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
-      v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, OP_CODE[o.op], g.lo, g.hi, state.seq + 1,
+      v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, OP_CODE[o.op], g.lo, g.hi,
       o.async, ctx)
     return out
   end
@@ -496,9 +630,15 @@ function M.new(ctx)
       in_step = o.dim == 1 and rows * in_stride or cols
       out_step = o.dim == 1 and rows * out_stride or cols
     end
-    local _, grid, threads, bm, bn = plan(what, "all_to_all", dt, bytes, o, g, rows, cols)
+    local _, grid, threads, bm, bn, staging = plan(what, "all_to_all", dt, bytes, o, g, rows, cols,
+      (rows == 1 and in_step == cols and out_step == cols) and cols or nil)
+    if staging then
+      launch(kernel.builtin("ccl/all_to_all").ccl_ll_all_to_all, grid, threads, inp, out, cols, DTYPE_CODE[dt.name], g.lo, g.hi,
+        staging.tensor, staging.slot_bytes, ctx)
+      return out
+    end
     launch(kernel.builtin("ccl/all_to_all").ccl_all_to_all, grid, threads, inp, out, rows, cols, in_stride, out_stride, in_step,
-      out_step, bm, bn, DTYPE_CODE[dt.name], o.dim, g.lo, g.hi, state.seq + 1, ctx)
+      out_step, bm, bn, DTYPE_CODE[dt.name], o.dim, g.lo, g.hi, ctx)
     return out
   end
 
@@ -525,9 +665,15 @@ function M.new(ctx)
       need_2d(what, "t", t)
       rows, cols, stride = rows_cols(t)
     end
-    local _, grid, threads, bm, bn = plan(what, "broadcast", dt, bytes, o, g, rows, cols)
+    local _, grid, threads, bm, bn, staging = plan(what, "broadcast", dt, bytes, o, g, rows, cols,
+      rows == 1 and cols or nil)
+    if staging then
+      launch(kernel.builtin("ccl/broadcast").ccl_ll_broadcast, grid, threads, t, cols, DTYPE_CODE[dt.name], root, g.lo, g.hi,
+        staging.tensor, staging.slot_bytes, ctx)
+      return t
+    end
     launch(kernel.builtin("ccl/broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
-      g.lo, g.hi, state.seq + 1, ctx)
+      g.lo, g.hi, ctx)
     return t
   end
 

@@ -73,8 +73,10 @@ local function new_context()
   fields.device_name = ffi.string(C.iris_device_name())
   fields.heap_size = tonumber(C.iris_heap_size())
   local ctx = setmetatable({}, Context)
-  fields.ccl = require("iris.ccl").new(ctx)
+  local ccl = require "iris.ccl"
+  fields.ccl = ccl.new(ctx)
   fields.ops = require("iris.ops").new(ctx)
+  ccl.reserve_staging(ctx) -- collective, like iris.init itself
   return ctx
 end
 

@@ -175,7 +175,8 @@ function M.new(ctx)
     return w
   end
 
-  -- The call's number is the protocol's next; it counts once the launch went out.
+  -- Lua's count of the protocol's calls (ccl.calls: the kernels count on the device); it counts once the
+  -- launch went out.
   local function launch(k, blocks, ...)
     k:launch({ grid = blocks, block = THREADS }, ...)
     calls.seq = calls.seq + 1
@@ -205,7 +206,7 @@ function M.new(ctx)
     local blocks = grid(what, o, tiles_of(m, n))
     log_plan(what, dt, m, n, k, o, blocks, 0)
     launch(kernel.builtin("ops/matmul_all_reduce")["ops_matmul_all_reduce_" .. dt.name], blocks, a, b, out, m, n, k,
-      a._strides[1], b._strides[1], out._strides[1], VARIANT_CODE[o.variant], calls.seq + 1, ctx)
+      a._strides[1], b._strides[1], out._strides[1], VARIANT_CODE[o.variant], ctx)
     return out
   end
 
@@ -225,7 +226,7 @@ function M.new(ctx)
     log_plan(what, dt, m, n, k, o, blocks, comm)
     launch(kernel.builtin("ops/matmul_all_gather")["ops_matmul_all_gather_" .. dt.name], blocks + comm, a, b, out, m, n, k,
       a._strides[1], b._strides[1], out._strides[1], o.dim == 1 and m * out._strides[1] or n, flags, o.dim,
-      VARIANT_CODE[o.variant], blocks, calls.seq + 1, ctx)
+      VARIANT_CODE[o.variant], blocks, ctx)
     return out
   end
 
@@ -249,8 +250,7 @@ function M.new(ctx)
       true)
     log_plan(what, dt, m, n, W * k_local, o, blocks, comm)
     launch(kernel.builtin("ops/all_gather_matmul")["ops_all_gather_matmul_" .. dt.name], blocks + comm, a, b, out, gathered,
-      flags, m, n, k_local, a._strides[1], b._strides[1], out._strides[1], VARIANT_CODE[o.variant], comm, calls.seq + 1,
-      ctx)
+      flags, m, n, k_local, a._strides[1], b._strides[1], out._strides[1], VARIANT_CODE[o.variant], comm, ctx)
     return out
   end
 
@@ -272,7 +272,7 @@ function M.new(ctx)
     local partial = workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)
     log_plan(what, dt, m, n, k, o, blocks, 0)
     launch(kernel.builtin("ops/matmul_reduce_scatter")["ops_matmul_reduce_scatter_" .. dt.name], blocks, a, b, out,
-      partial, m, n, k, a._strides[1], b._strides[1], out._strides[1], o.dim, calls.seq + 1, ctx)
+      partial, m, n, k, a._strides[1], b._strides[1], out._strides[1], o.dim, ctx)
     return out
   end
 

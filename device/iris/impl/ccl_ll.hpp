@@ -1,0 +1,318 @@
+// The one-way protocol of the small collectives (variant "ll"; docs/collectives.md, "One way"): the
+// data and the call's epoch travel in the same stores, into a staging area in the receiver's heap,
+// so a call is one round of stores and nothing else: no arrival to wait for before touching a peer,
+// no fence, no end-of-call round trip. Included by kernels/ccl/ll.hip, not by user snippets.
+//
+// Lines. Every 8 bytes of data travel as a 16-byte line {data low, epoch, data high, epoch}; each
+// 8-byte half is written and read as one access, so a half whose epoch is the call's carries that
+// call's data (NCCL's LL protocol). The receiver spins on its own memory until both halves show the
+// epoch. Epochs are the pair epochs of the call protocol (ccl_call.hpp), 32 bits of them: a line of
+// an older call never shows the current epoch (they wrap after 2^32 calls between two ranks).
+//
+// Staging. Every rank's heap holds, for every source rank q, two parities (pair epoch mod 2) of two
+// phases (two_shot's second round uses phase 1) of one slot: a header line, then the data lines. The
+// sender writes into the receiver's slot (q = the sender), the receiver reads its own memory.
+//
+// Reuse. A sender writes the slot of parity e % 2 at epoch e only after the receiver arrived at
+// epoch e - 1 (its `arrived` slot, which every call writes): the receiver's call e - 2, which read
+// that slot, has ended by then. Usually long since, so the check is one local read.
+//
+// Mismatches. Line 0 of a slot carries a hash of the sender's call descriptor (call_hash). The
+// receiver compares it with its own; only when they differ, or when no header comes but the peer has
+// arrived (it called something that is not one-way), is the full descriptor read and the mismatch
+// reported, with the words of every other call (report_mismatch).
+//
+// Progress. Every wait is for lines that the peer's thread of the same global index writes (all ranks
+// map words to threads alike), and the header waits of block 0's control warp for the peers' block 0:
+// a block never waits for another block of its own launch, so the cpu backend's blocks, run a few at a
+// time in index order, make progress.
+#ifndef IRIS_IMPL_CCL_LL_HPP
+#define IRIS_IMPL_CCL_LL_HPP
+
+#include <iris/impl/ccl_call.hpp>
+
+namespace iris {
+namespace ccl {
+namespace detail {
+
+struct alignas(16) Line {
+  uint32_t lo, flag_lo, hi, flag_hi;
+};
+
+#if defined(IRIS_PLATFORM_CUDA)
+// One 16-byte access each way: a warp's lines to one peer leave as whole 512-byte runs.
+IRIS_DEVICE void line_store(Line* p, uint64_t data, uint32_t flag) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(static_cast<uint32_t>(data)),
+               "r"(flag), "r"(static_cast<uint32_t>(data >> 32)), "r"(flag)
+               : "memory");
+}
+IRIS_DEVICE bool line_load(const Line* p, uint32_t flag, uint64_t& data) {
+  uint32_t lo, flag_lo, hi, flag_hi;
+  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(lo), "=r"(flag_lo), "=r"(hi), "=r"(flag_hi)
+               : "l"(p)
+               : "memory");
+  data = static_cast<uint64_t>(hi) << 32 | lo;
+  return flag_lo == flag && flag_hi == flag;
+}
+#else
+// Elsewhere each half is a relaxed 8-byte atomic at system scope: the same guarantee.
+IRIS_DEVICE void line_store(Line* p, uint64_t data, uint32_t flag) {
+  unsigned long long* half = reinterpret_cast<unsigned long long*>(p);
+  ::iris::detail::atomic_store(half, static_cast<unsigned long long>(flag) << 32 | (data & 0xffffffffull), relaxed, sys);
+  ::iris::detail::atomic_store(half + 1, static_cast<unsigned long long>(flag) << 32 | (data >> 32), relaxed, sys);
+}
+IRIS_DEVICE bool line_load(const Line* p, uint32_t flag, uint64_t& data) {
+  const unsigned long long* half = reinterpret_cast<const unsigned long long*>(p);
+  const unsigned long long a = ::iris::detail::atomic_load(half, relaxed, sys);
+  const unsigned long long b = ::iris::detail::atomic_load(half + 1, relaxed, sys);
+  data = (b & 0xffffffffull) << 32 | (a & 0xffffffffull);
+  return static_cast<uint32_t>(a >> 32) == flag && static_cast<uint32_t>(b >> 32) == flag;
+}
+#endif
+
+// Data lines per slot and bytes per slot: the host sizes the staging (src/lua/iris/ccl.lua) and
+// passes slot_bytes; the first line is the header.
+struct Staging {
+  unsigned char* base;  // this rank's staging, in its own heap
+  uint64_t slot_bytes;
+
+  IRIS_DEVICE Line* slot(int source, uint64_t epoch, int phase) const {
+    const uint64_t index = (static_cast<uint64_t>(source) * 2 + (epoch & 1)) * 2 + static_cast<uint64_t>(phase);
+    return reinterpret_cast<Line*>(base + index * slot_bytes);
+  }
+};
+
+// A spin on the calling thread's own memory: hot at first (a one-way line usually lands within a few
+// microseconds), then the bounded spin of every device wait, which backs off and gives up in the end.
+template <class Poll, class GiveUp>
+IRIS_DEVICE void spin_until(Poll poll, GiveUp give_up) {
+  for (int i = 0; i < 2048; ++i) {
+    if (poll()) return;
+  }
+  ::iris::detail::bounded_spin(poll, give_up);
+}
+
+// The threads of a one-way block: the data threads take words, the last warp (the control warp) takes
+// what would hold them back: credits, and in block 0 the headers and the arrival, whose release fence
+// waits for the block's stores to reach the peers. The host launches data threads + kControlThreads.
+constexpr int kControlThreads = 32;
+IRIS_DEVICE int data_threads() { return thread_count() - kControlThreads; }
+IRIS_DEVICE bool control_thread() { return thread_index() >= data_threads(); }
+IRIS_DEVICE int control_lane() { return thread_index() - data_threads(); }
+
+// The one-way side of a Call: epochs, credits, headers, lines.
+struct OneWay {
+  const Call* call;
+  Staging staging;
+  uint64_t hash;  // call_hash of this rank's descriptor
+
+  IRIS_DEVICE int me() const { return call->team.rank(); }
+  IRIS_DEVICE uint32_t flag(int q) const { return static_cast<uint32_t>(call->epoch_with(q)); }
+
+  // The slot this rank writes in q's heap, and the slot q writes in this rank's.
+  IRIS_DEVICE Line* to(int q, int phase) const {
+    return on(call->team, staging.slot(me(), call->epoch_with(q), phase), q);
+  }
+  IRIS_DEVICE const Line* from(int q, int phase) const { return staging.slot(q, call->epoch_with(q), phase); }
+
+  // Until q has arrived at least at `epoch` (its own call `epoch`, with this rank, has started).
+  IRIS_DEVICE void wait_arrived(int q, uint64_t epoch) const {
+    const uint64_t* slot = &call->state->arrived[q];
+    uint64_t seen = 0;
+    spin_until(
+        [&] {
+          seen = ::iris::detail::atomic_load(slot, acquire, sys);
+          return seen >= epoch;
+        },
+        [&](unsigned long long waited) { call->report_absent(q, seen, epoch, waited); });
+  }
+
+  // The control warp waits until every other member arrived at `epoch_with(q) - back` (back 1: the
+  // credits above; 0: every member has started this call); the block goes on together.
+  IRIS_DEVICE void wait_members(uint64_t back) const {
+    const Team& team = call->team;
+    if (control_thread()) {
+      for (int i = control_lane(); i < team.size; i += kControlThreads) {
+        const int q = team.rank_of(i);
+        if (q != me()) wait_arrived(q, call->epoch_with(q) - back);
+      }
+    }
+    __syncthreads();
+  }
+
+  // Before the block writes into any member's staging: each member is done with the slot (above).
+  IRIS_DEVICE void take_credits() const { wait_members(1); }
+
+  IRIS_DEVICE void send(int q, int phase, int64_t word, uint64_t data) const { line_store(to(q, phase) + 1 + word, data, flag(q)); }
+
+  IRIS_DEVICE uint64_t receive(int q, int phase, int64_t word) const {
+    const Line* line = from(q, phase) + 1 + word;
+    const uint32_t f = flag(q);
+    uint64_t data = 0;
+    spin_until([&] { return line_load(line, f, data); }, [&](unsigned long long waited) { give_up(q, waited); });
+    return data;
+  }
+
+  // The control warp of block 0, once the data threads have begun to send: the header to every member,
+  // then the arrival (release: the descriptor before it), then every member's header checked.
+  IRIS_DEVICE void exchange_headers() const {
+    if (blockIdx.x != 0 || !control_thread()) return;
+    const Team& team = call->team;
+    for (int i = control_lane(); i < team.size; i += kControlThreads) {
+      const int q = team.rank_of(i);
+      if (q != me()) line_store(to(q, 0), hash, flag(q));
+    }
+    call->announce(control_lane(), kControlThreads);
+    for (int i = control_lane(); i < team.size; i += kControlThreads) {
+      const int q = team.rank_of(i);
+      if (q != me()) check_header(q);
+    }
+  }
+
+  IRIS_DEVICE void check_header(int q) const {
+    const Line* line = from(q, 0);
+    const uint32_t f = flag(q);
+    const uint64_t epoch = call->epoch_with(q);
+    uint64_t theirs = 0;
+    unsigned int polls = 0;
+    spin_until(
+        [&] {
+          if (line_load(line, f, theirs)) return true;
+          // No header yet: a peer that arrived without sending one called something else.
+          if ((++polls & 255u) == 0u && ::iris::detail::atomic_load(&call->state->arrived[q], acquire, sys) >= epoch) {
+            mismatch_if_different(q, epoch);
+          }
+          return false;
+        },
+        [&](unsigned long long waited) { give_up(q, waited); });
+    if (theirs != hash) {
+      wait_arrived(q, epoch);  // its descriptor is there once it arrived
+      mismatch_if_different(q, epoch);
+    }
+  }
+
+  IRIS_DEVICE void mismatch_if_different(int q, uint64_t epoch) const {
+    const CallDescriptor& theirs = call->state->descriptors[q][epoch & 1];
+    if (!same_call(call->mine, theirs)) report_mismatch(me(), call->mine, q, theirs);
+  }
+
+  [[noreturn]] IRIS_DEVICE void give_up(int q, unsigned long long waited) const {
+    const uint64_t epoch = call->epoch_with(q);
+    const uint64_t arrived = ::iris::detail::atomic_load(&call->state->arrived[q], acquire, sys);
+    if (arrived >= epoch) mismatch_if_different(q, epoch);
+    call->report_absent(q, arrived, epoch, waited);
+  }
+};
+
+// ---- words: 8 bytes of elements -----------------------------------------------------------------
+// Word w of a run of n elements holds elements [w * per, (w + 1) * per), per = 8 / sizeof(S); the
+// last word may be short. One 8-byte access where the run allows it, else element by element.
+
+template <class S>
+IRIS_DEVICE int64_t words_of(int64_t n) {
+  constexpr int64_t per = 8 / sizeof(S);
+  return (n + per - 1) / per;
+}
+
+template <class S>
+IRIS_DEVICE uint64_t load_word(const S* p, int64_t w, int64_t n) {
+  constexpr int per = 8 / sizeof(S);
+  typedef typename unsigned_of<sizeof(S)>::type U;
+  const S* first = p + w * per;
+  const int64_t valid = n - w * per;
+  if (valid >= per && (reinterpret_cast<uintptr_t>(first) & 7u) == 0) return *reinterpret_cast<const uint64_t*>(first);
+  uint64_t x = 0;
+#pragma unroll
+  for (int j = 0; j < per; ++j) {
+    if (j < valid) x |= static_cast<uint64_t>(::iris::detail::bit_cast<U>(first[j])) << (8 * sizeof(S) * j);
+  }
+  return x;
+}
+
+template <class S>
+IRIS_DEVICE void store_word(S* p, int64_t w, int64_t n, uint64_t x) {
+  constexpr int per = 8 / sizeof(S);
+  typedef typename unsigned_of<sizeof(S)>::type U;
+  S* first = p + w * per;
+  const int64_t valid = n - w * per;
+  if (valid >= per && (reinterpret_cast<uintptr_t>(first) & 7u) == 0) {
+    *reinterpret_cast<uint64_t*>(first) = x;
+    return;
+  }
+#pragma unroll
+  for (int j = 0; j < per; ++j) {
+    if (j < valid) first[j] = ::iris::detail::bit_cast<S>(static_cast<U>(x >> (8 * sizeof(S) * j)));
+  }
+}
+
+// A word's elements in the accumulator type, transformed for the reduction (ccl_types.hpp).
+template <class S>
+struct WordValues {
+  typedef typename accumulator<S>::type A;
+  typedef typename unsigned_of<sizeof(S)>::type U;
+  static constexpr int per = 8 / sizeof(S);
+  A v[per];
+
+  IRIS_DEVICE void load(uint64_t x, const Reduction& r) {
+#pragma unroll
+    for (int j = 0; j < per; ++j) {
+      v[j] = transform(to_accumulator<A>(::iris::detail::bit_cast<S>(static_cast<U>(x >> (8 * sizeof(S) * j)))), r);
+    }
+  }
+  IRIS_DEVICE void combine(uint64_t x, const Reduction& r) {
+    WordValues other;
+    other.load(x, r);
+    combine_unit(v, other.v, r.base);
+  }
+  IRIS_DEVICE uint64_t word(const Reduction& r) const {
+    uint64_t x = 0;
+#pragma unroll
+    for (int j = 0; j < per; ++j) {
+      const U bits = ::iris::detail::bit_cast<U>(from_accumulator<S>(transform(v[j], r)));
+      x |= static_cast<uint64_t>(bits) << (8 * sizeof(S) * j);
+    }
+    return x;
+  }
+};
+
+// Data thread g of the grid (g counts the data threads of every block); the control warp takes no word.
+IRIS_DEVICE int64_t global_thread() {
+  return control_thread() ? static_cast<int64_t>(0x7fffffffffffffffll) : static_cast<int64_t>(blockIdx.x) * data_threads() + thread_index();
+}
+IRIS_DEVICE int64_t global_threads() { return static_cast<int64_t>(gridDim.x) * data_threads(); }
+
+// ---- a one-way kernel's frame -------------------------------------------------------------------
+// Global data thread g handles words g, g + threads, ... of a run, on every rank alike.
+struct Words {
+  int64_t count, first, step;
+};
+
+template <class S>
+IRIS_DEVICE Words words(int64_t n) {
+  return Words{words_of<S>(n), global_thread(), global_threads()};
+}
+
+// The call around the data: the descriptor (as every variant makes it), the bookkeeping without
+// deliveries, the credits, and the count of calls at the end.
+IRIS_DEVICE Call one_way_call(const iris::Context& ctx, const char* name, int collective, uint32_t group_lo,
+                              uint32_t group_hi, int variant, int dtype, int op, int root, long count,
+                              const void* a, const void* b) {
+  const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
+  const Call call = make_call(ctx, name, collective, group, variant, dtype, op, root, static_cast<uint64_t>(count), 1,
+                              1, 0, 0, {a, count}, {b, count});
+  call.begin_one_way();
+  return call;
+}
+
+IRIS_DEVICE OneWay one_way(const Call& call, void* staging, uint64_t slot_bytes) {
+  const OneWay ll{&call, Staging{static_cast<unsigned char*>(staging), slot_bytes}, call_hash(call.mine)};
+  ll.take_credits();
+  return ll;
+}
+
+}  // namespace detail
+}  // namespace ccl
+}  // namespace iris
+
+#endif  // IRIS_IMPL_CCL_LL_HPP

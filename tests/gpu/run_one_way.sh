@@ -1,0 +1,53 @@
+#!/bin/bash
+# The one-way collectives on a GPU machine, from a build carried there (tests/gpu/pack_build.sh), in one
+# call: their tests on cuda, where a small call's time goes (docs/experiments/ccl_fixed_cost.lua: at one
+# rank under Nsight Compute, then at every rank count asked), and ccl_bench against NCCL over the sizes
+# where the one-way variants compete. Logs and CSVs go to $OUT (or <build>/gpu-logs).
+#   tests/gpu/run_one_way.sh <build-dir> [rank counts, default "2"] [--max SIZE] [--quick]
+#   e.g. tests/gpu/run_one_way.sh .carry/build "2 4" --max 4MiB
+set -u
+. "$(dirname "$0")/gpu_env.sh"
+counts=${2:-2}
+shift $(($# > 2 ? 2 : $#))
+max=4MiB quick=0
+while [ $# -gt 0 ]; do
+  case $1 in
+    --max) max=$2; shift 2 ;;
+    --quick) quick=1; shift ;;
+    *) echo "run_one_way.sh: unknown option $1"; exit 2 ;;
+  esac
+done
+log=$logs/one_way.log
+export IRIS_BACKEND=cuda IRIS_SHARED_GPU_WARNING=0
+cd "$root"
+gpus=$(nvidia-smi -L 2>/dev/null | wc -l)
+nvidia-smi -L | tee -a "$log"
+
+step "compile the collectives (NVRTC, or the carried cache)" 600 "$iris" tests/cli/fixtures/ccl_compile.lua
+if command -v ncu >/dev/null; then
+  step "one rank under ncu: each all_reduce kernel's own time" 240 ncu --metrics \
+    gpu__time_duration.sum,launch__registers_per_thread,launch__grid_size,launch__block_size -k regex:'ccl|empty' \
+    --launch-skip 10 --launch-count 12 "$iris" docs/experiments/ccl_fixed_cost.lua 4096 2
+fi
+step "fixed cost at 1 rank" 120 "$iris" docs/experiments/ccl_fixed_cost.lua 4096 2000
+for ranks in $counts; do
+  [ "$ranks" -gt "$gpus" ] && { echo "=== skip $ranks ranks: $gpus GPU(s)" | tee -a "$log"; continue; }
+  mpi=(mpirun --oversubscribe --bind-to none -np "$ranks")
+  if [ "$quick" = 0 ]; then
+    for file in tests/lua/ccl_*.lua; do
+      step "$(basename "$file") at $ranks ranks" 300 "${mpi[@]}" "$iris" test "$file"
+    done
+    for case in size dtype op collective tensors; do
+      step "mismatch: $case at $ranks ranks (an error naming both ranks)" 60 "${mpi[@]}" "$iris" \
+        tests/cli/fixtures/ccl_mismatch.lua "$case"
+    done
+  fi
+  for bytes in 4096 65536 262144; do
+    step "fixed cost at $ranks ranks, $bytes bytes" 120 "${mpi[@]}" "$iris" docs/experiments/ccl_fixed_cost.lua "$bytes" 1000
+  done
+  step "ccl_bench all_reduce at $ranks ranks" 400 "${mpi[@]}" "$iris" scripts/bench/ccl_bench.lua --collective all_reduce \
+    --variant auto,ll,ll_two_shot,one_shot,two_shot --max "$max" --repeats 3 --csv "$logs/one_way_all_reduce_np$ranks.csv"
+  step "ccl_bench the others at $ranks ranks" 400 "${mpi[@]}" "$iris" scripts/bench/ccl_bench.lua \
+    --collective all_gather,reduce_scatter,all_to_all,broadcast --variant auto,ll,persistent,two_shot,push --max "$max" \
+    --repeats 3 --csv "$logs/one_way_others_np$ranks.csv"
+done
