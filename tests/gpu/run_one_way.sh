@@ -3,17 +3,17 @@
 # call: their tests on cuda, where a small call's time goes (docs/experiments/ccl_fixed_cost.lua: at one
 # rank under Nsight Compute, then at every rank count asked), and ccl_bench against NCCL over the sizes
 # where the one-way variants compete. Logs and CSVs go to $OUT (or <build>/gpu-logs).
-#   tests/gpu/run_one_way.sh <build-dir> [rank counts, default "2"] [--max SIZE] [--quick]
-#   e.g. tests/gpu/run_one_way.sh .carry/build "2 4" --max 4MiB
+#   tests/gpu/run_one_way.sh <build-dir> [rank counts, default "2"] [--max SIZE] [--tests all|one_way|none]
+#   e.g. tests/gpu/run_one_way.sh .carry/build "2 4" --max 4MiB --tests one_way
 set -u
 . "$(dirname "$0")/gpu_env.sh"
 counts=${2:-2}
 shift $(($# > 2 ? 2 : $#))
-max=4MiB quick=0
+max=4MiB tests=all
 while [ $# -gt 0 ]; do
   case $1 in
     --max) max=$2; shift 2 ;;
-    --quick) quick=1; shift ;;
+    --tests) tests=$2; shift 2 ;;
     *) echo "run_one_way.sh: unknown option $1"; exit 2 ;;
   esac
 done
@@ -33,8 +33,10 @@ step "fixed cost at 1 rank" 120 "$iris" docs/experiments/ccl_fixed_cost.lua 4096
 for ranks in $counts; do
   [ "$ranks" -gt "$gpus" ] && { echo "=== skip $ranks ranks: $gpus GPU(s)" | tee -a "$log"; continue; }
   mpi=(mpirun --oversubscribe --bind-to none -np "$ranks")
-  if [ "$quick" = 0 ]; then
-    for file in tests/lua/ccl_*.lua; do
+  if [ "$tests" != none ]; then
+    files=(tests/lua/ccl_*.lua)
+    [ "$tests" = one_way ] && files=(tests/lua/ccl_one_way.lua)
+    for file in "${files[@]}"; do
       step "$(basename "$file") at $ranks ranks" 300 "${mpi[@]}" "$iris" test "$file"
     done
     for case in size dtype op collective tensors; do
