@@ -1,7 +1,8 @@
 // The one-way protocol of the small collectives (variant "ll"; docs/collectives.md, "One way"): the
 // data and the call's epoch travel in the same stores, into a staging area in the receiver's heap,
 // so a call is one round of stores and nothing else: no arrival to wait for before touching a peer,
-// no fence, no end-of-call round trip. Included by kernels/ccl/ll.hip, not by user snippets.
+// no fence, no end-of-call round trip. Included by kernels/ccl/*.hip (each collective's ccl_ll_
+// kernel), not by user snippets.
 //
 // Lines. Every 8 bytes of data travel as a 16-byte line {data low, epoch, data high, epoch}; each
 // 8-byte half is written and read as one access, so a half whose epoch is the call's carries that
