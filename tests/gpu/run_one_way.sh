@@ -25,9 +25,11 @@ nvidia-smi -L | tee -a "$log"
 
 step "compile the collectives (NVRTC, or the carried cache)" 600 "$iris" tests/cli/fixtures/ccl_compile.lua
 if command -v ncu >/dev/null; then
-  step "one rank under ncu: each all_reduce kernel's own time" 240 ncu --metrics \
-    gpu__time_duration.sum,launch__registers_per_thread,launch__grid_size,launch__block_size -k regex:'ccl|empty' \
-    --launch-skip 10 --launch-count 12 "$iris" docs/experiments/ccl_fixed_cost.lua 4096 2
+  for kernel in ccl_ll_all_reduce ccl_all_reduce; do
+    step "one rank under ncu: $kernel's own time" 240 ncu --metrics \
+      gpu__time_duration.sum,launch__registers_per_thread,launch__grid_size,launch__block_size,sm__cycles_elapsed.max \
+      -k regex:"^$kernel\$" --launch-skip 20 --launch-count 3 "$iris" docs/experiments/ccl_fixed_cost.lua 4096 40
+  done
 fi
 step "fixed cost at 1 rank" 120 "$iris" docs/experiments/ccl_fixed_cost.lua 4096 2000
 for ranks in $counts; do
@@ -44,9 +46,10 @@ for ranks in $counts; do
         tests/cli/fixtures/ccl_mismatch.lua "$case"
     done
   fi
-  for bytes in 4096 65536 262144; do
+  for bytes in ${FIXED_COST_SIZES:-4096 65536 262144}; do
     step "fixed cost at $ranks ranks, $bytes bytes" 120 "${mpi[@]}" "$iris" docs/experiments/ccl_fixed_cost.lua "$bytes" 1000
   done
+  [ -n "${NO_BENCH:-}" ] && continue
   step "ccl_bench all_reduce at $ranks ranks" 400 "${mpi[@]}" "$iris" scripts/bench/ccl_bench.lua --collective all_reduce \
     --variant auto,ll,ll_two_shot,one_shot,two_shot --max "$max" --repeats 3 --csv "$logs/one_way_all_reduce_np$ranks.csv"
   step "ccl_bench the others at $ranks ranks" 400 "${mpi[@]}" "$iris" scripts/bench/ccl_bench.lua \

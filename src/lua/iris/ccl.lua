@@ -116,11 +116,26 @@ local ONE_WAY_THREADS = { gpu = 512, cpu = 32 }
 local CONTROL_THREADS = 32
 local ONE_WAY_WORDS_PER_THREAD = { gpu = 2, cpu = 64 }
 
--- `fits(variant)`: whether a one-way variant can take the call (nil: none can).
-local function choose(table_of, collective, bytes, ranks, fits)
-  for _, row in ipairs(table_of[collective]) do
-    if bytes <= row.max_bytes and ranks <= row.max_ranks and (not ONE_WAY[row.variant] or (fits and fits(row.variant)))
-    then
+-- The words (8 bytes) of a one-way call's run that one slot of the staging carries: every member's
+-- message or chunk, or for ll_two_shot a member's share of it.
+local function words_in_slot(variant, dt, run, members)
+  local words = math.ceil(run * dt.size / 8)
+  return variant == "ll_two_shot" and math.ceil(words / members) or words
+end
+
+-- Whether a one-way variant can take a call: a staging, tensors it takes (`run` not nil), and room.
+local function fits_one_way(variant, staging, dt, run, members)
+  return staging ~= nil and run ~= nil and words_in_slot(variant, dt, run, members) <= staging.words
+end
+
+-- The first row of `table_of[collective]` that takes the call (one-way rows: where it fits the staging).
+-- No closures here: this runs on every call, and LuaJIT's compiler stops at the creation of one.
+local function choose(table_of, collective, bytes, ranks, staging, dt, run)
+  local rows = table_of[collective]
+  for i = 1, #rows do
+    local row = rows[i]
+    if bytes <= row.max_bytes and ranks <= row.max_ranks
+      and (not ONE_WAY[row.variant] or fits_one_way(row.variant, staging, dt, run, ranks)) then
       return row
     end
   end
@@ -413,26 +428,18 @@ function M.new(ctx)
     return blocks
   end
 
-  local function words_in_slot(variant, dt, run, g)
-    local words = math.ceil(run * dt.size / 8)
-    return variant == "ll_two_shot" and math.ceil(words / g.size) or words
-  end
-
   local function plan(what, collective, dt, bytes, o, g, rows, cols, run)
     local staging = M.staging(ctx)
-    local function fits(variant)
-      return staging ~= nil and run ~= nil and words_in_slot(variant, dt, run, g) <= staging.words
-    end
-    local row = choose(auto, collective, bytes, g.size, fits)
+    local row = choose(auto, collective, bytes, g.size, staging, dt, run)
     local variant = o.variant == "auto" and row.variant or o.variant
     if ONE_WAY[variant] then
-      if o.variant ~= "auto" and not fits(variant) then
+      if o.variant ~= "auto" and not fits_one_way(variant, staging, dt, run, g.size) then
         errors.raise("invalid_argument", "%s: variant \"%s\" takes contiguous tensors (chunked along dim 1) whose %s "
           .. "fit the staging of one-way calls (%s; this heap of %s has %s); this call needs %s: use variant \"auto\"",
           what, variant, variant == "ll_two_shot" and "chunks" or "messages",
           staging and human(staging.words * 8) .. " a member" or "none below a 16 MiB heap", human(ctx.heap_size),
           staging and human(staging.bytes) or "none", run == nil and "other tensors"
-            or human(words_in_slot(variant, dt, run, g) * 8))
+            or human(words_in_slot(variant, dt, run, g.size) * 8))
       end
       local words = math.ceil(run * dt.size / 8)
       local data_threads = math.min(ONE_WAY_THREADS[device_class], math.max(32, math.ceil(words / 32) * 32))
