@@ -121,15 +121,14 @@ __global__ void ccl_all_reduce(const void* inp, void* out, long rows, long cols,
 }
 
 // The one-way variant (src/lua/iris/ccl.lua picks it for small contiguous calls): count is the elements
-// of each member's run; staging is this rank's staging area (the same heap offset everywhere), slot_bytes
-// one slot of it.
+// of each member's run; the staging is where iris.init put it (impl/ccl_call.hpp, Call::staging).
 __global__ void ccl_ll_all_reduce(const void* inp, void* out, long count, int dtype, int op, int variant,
-                                  uint32_t group_lo, uint32_t group_hi, void* staging, uint64_t slot_bytes,
+                                  uint32_t group_lo, uint32_t group_hi,
                                   iris::Context ctx) {
   using namespace ::iris::ccl::detail;
   const Call call = one_way_call(ctx, "ctx.ccl.all_reduce", all_reduce_call, group_lo, group_hi, variant, dtype, op, 0,
                                  count, inp, out);
-  const OneWay ll = one_way(call, staging, slot_bytes);
+  const OneWay ll = one_way(call);
   if (variant == variant::ll_two_shot) {
     IRIS_CCL_FOR_DTYPE(dtype, T, ll_two_shot_run<typename storage<T>::type>(ll, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, reduction<T>(static_cast<Op>(op))))
   } else {

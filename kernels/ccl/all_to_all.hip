@@ -60,14 +60,13 @@ __global__ void ccl_all_to_all(const void* inp, void* out, long rows, long cols,
 }
 
 // The one-way variant (src/lua/iris/ccl.lua picks it for small contiguous calls): count is the elements
-// of each member's run; staging is this rank's staging area (the same heap offset everywhere), slot_bytes
-// one slot of it.
+// of each member's run; the staging is where iris.init put it (impl/ccl_call.hpp, Call::staging).
 __global__ void ccl_ll_all_to_all(const void* inp, void* out, long count, int dtype, uint32_t group_lo,
-                                  uint32_t group_hi, void* staging, uint64_t slot_bytes, iris::Context ctx) {
+                                  uint32_t group_hi, iris::Context ctx) {
   using namespace ::iris::ccl::detail;
   const Call call = one_way_call(ctx, "ctx.ccl.all_to_all", all_to_all_call, group_lo, group_hi, variant::ll, dtype, 0, 0,
                                  count, inp, out);
-  const OneWay ll = one_way(call, staging, slot_bytes);
+  const OneWay ll = one_way(call);
   IRIS_CCL_FOR_SIZE(dtype, T, all_to_all_ll<T>(ll, static_cast<const T*>(inp), static_cast<T*>(out), count))
   call.finish();
 }

@@ -57,14 +57,13 @@ __global__ void ccl_broadcast(void* data, long rows, long cols, long stride, int
 }
 
 // The one-way variant (src/lua/iris/ccl.lua picks it for small contiguous calls): count is the elements
-// of each member's run; staging is this rank's staging area (the same heap offset everywhere), slot_bytes
-// one slot of it.
+// of each member's run; the staging is where iris.init put it (impl/ccl_call.hpp, Call::staging).
 __global__ void ccl_ll_broadcast(void* data, long count, int dtype, int root, uint32_t group_lo, uint32_t group_hi,
-                                 void* staging, uint64_t slot_bytes, iris::Context ctx) {
+                                  iris::Context ctx) {
   using namespace ::iris::ccl::detail;
   const Call call = one_way_call(ctx, "ctx.ccl.broadcast", broadcast_call, group_lo, group_hi, variant::ll, dtype, 0,
                                  root, count, data, nullptr);
-  const OneWay ll = one_way(call, staging, slot_bytes);
+  const OneWay ll = one_way(call);
   IRIS_CCL_FOR_SIZE(dtype, T, broadcast_ll<T>(ll, static_cast<T*>(data), count, root))
   call.finish();
 }

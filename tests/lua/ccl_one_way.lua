@@ -165,3 +165,30 @@ iris.test("what the one-way variants refuse, at the caller's line", function()
     ctx.ccl.all_gather(cols, ctx:zeros({ 2, 4 }, "float32"), { variant = "ll", dim = 2 })
   end)
 end)
+
+iris.test("repeated calls: the same tensors and options table, changed in place between calls", function()
+  local inp, out = ctx:zeros(300, "int32"), ctx:zeros(300, "int32")
+  ref.fill(inp, function(i) return ref.value("int32", "max", me, i) end)
+  local opts = { variant = "ll" }
+  local function expect(op)
+    ref.check(ctx, out, function(i)
+      local values = {}
+      for r = 0, W - 1 do values[#values + 1] = ref.value("int32", "max", r, i) end
+      return ref.reduce("int32", op, values)
+    end, "after " .. op)
+  end
+  for _ = 1, 3 do ctx.ccl.all_reduce(out, inp, opts) end
+  expect("sum")
+  opts.op = "max" -- the same table, another op: planned again
+  ctx.ccl.all_reduce(out, inp, opts)
+  expect("max")
+  opts.variant = "two_shot"
+  ctx.ccl.all_reduce(out, inp, opts)
+  expect("max")
+  opts.varient = "ll" -- a key added in place is still checked
+  check.fails("unknown option 'varient'", function() ctx.ccl.all_reduce(out, inp, opts) end)
+  opts.varient = nil
+  ctx.ccl.all_reduce(out, inp, opts)
+  inp:free()
+  check.fails("freed", function() ctx.ccl.all_reduce(out, inp, opts) end)
+end)

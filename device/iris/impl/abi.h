@@ -36,7 +36,10 @@ enum {
    * region (src/heap/layout.hpp), after the device barrier's slots; zeroed at iris.init like the rest
    * of it. device/iris/impl/ccl_call.hpp lays it out. */
   IRIS_CCL_STATE_OFFSET = 40 * 1024,
-  IRIS_CCL_STATE_BYTES = 24 * 1024
+  IRIS_CCL_STATE_BYTES = 24 * 1024,
+  /* The state's first two uint64: where the one-way staging is in every heap (its heap offset, 0 when
+   * the heap has none) and the bytes of one of its slots; the host writes them at iris.init. */
+  IRIS_CCL_STAGING_INFO_OFFSET = IRIS_CCL_STATE_OFFSET
 };
 /* cdef:end */
 

@@ -4,6 +4,8 @@
 #ifndef IRIS_IMPL_CCL_CALL_HPP
 #define IRIS_IMPL_CCL_CALL_HPP
 
+#include <iris/impl/ccl_lines.hpp>
+
 namespace iris {
 namespace ccl {
 namespace detail {
@@ -31,6 +33,8 @@ struct CallDescriptor {
 
 // One per heap at IRIS_CCL_STATE_OFFSET. Indexed by global rank q: written by q unless marked own.
 struct CallState {
+  uint64_t staging;                                 // host, at iris.init: the one-way staging's heap offset (0: none)
+  uint64_t slot_bytes;                              // host: bytes of one slot of it (impl/ccl_ll.hpp)
   uint64_t calls;                                   // own: this rank's calls so far (the last block of each adds 1)
   uint32_t finished;                                // own: blocks of the running call that have ended
   uint32_t reserved;
@@ -43,6 +47,7 @@ struct CallState {
   CallDescriptor descriptors[kMaxRanks][2];         // q's call at pair epoch e, in [e % 2]
 };
 static_assert(sizeof(CallState) <= IRIS_CCL_STATE_BYTES, "the collectives' state must fit its region");
+static_assert(sizeof(CallDescriptor) == 72, "a one-way call sends its descriptor as 9 words (impl/ccl_ll.hpp)");
 
 // all_reduce_call, ..., matmul_reduce_scatter_call: IRIS_COLLECTIVE_CODES's ids.
 #define IRIS_CCL_COLLECTIVE_ENUMERATOR(name, id, family, variants) name##_call = id,
@@ -330,6 +335,10 @@ struct Call {
   IRIS_DEVICE void finish() const {
     __syncthreads();
     if (thread_index() != 0) return;
+    if (gridDim.x == 1) {  // the one block has read the count: no other to wait for
+      ::iris::detail::atomic_store(&state->calls, seq, relaxed, gpu);
+      return;
+    }
     const unsigned int ended = ::iris::detail::fetch_add(&state->finished, 1u, acq_rel, gpu);
     if (ended == gridDim.x - 1) {
       state->finished = 0;
@@ -348,7 +357,31 @@ struct Call {
         },
         [&](unsigned long long waited) { report_absent(q, seen, epoch, waited); });
     const CallDescriptor& theirs = state->descriptors[q][epoch & 1];
+    // A descriptor of another epoch: q arrived with a one-way call, whose description is in its header.
+    if (theirs.epoch != epoch) report_mismatch(team.rank(), mine, q, one_way_descriptor(q, epoch));
     if (!same_call(mine, theirs)) report_mismatch(team.rank(), mine, q, theirs);
+  }
+
+  // This rank's one-way staging (impl/ccl_lines.hpp), where the host put it.
+  IRIS_DEVICE Staging staging() const {
+    const uintptr_t base = static_cast<uintptr_t>(team.ctx.heap_bases[team.rank()]);
+    return Staging{reinterpret_cast<unsigned char*>(base + state->staging), state->slot_bytes};
+  }
+
+  // The descriptor q sent in the header of its one-way call at `epoch` (impl/ccl_ll.hpp): the words of
+  // lines 1 to kDescriptorLines of its slot in this rank's staging, once they carry the epoch.
+  __device__ __noinline__ CallDescriptor one_way_descriptor(int q, uint64_t epoch) const {
+    struct Words {
+      uint64_t w[kDescriptorLines];
+    } words;
+    const Line* header = staging().slot(q, epoch, 0);
+    for (int i = 0; i < kDescriptorLines; ++i) {
+      const Line* line = header + 1 + i;
+      const uint32_t flag = static_cast<uint32_t>(epoch);
+      ::iris::detail::bounded_spin([&] { return line_load(line, flag, words.w[i]); },
+                                   [&](unsigned long long waited) { report_absent(q, epoch, epoch, waited); });
+    }
+    return ::iris::detail::bit_cast<CallDescriptor>(words);
   }
 
   [[noreturn]] __device__ __noinline__ void report_absent(int q, uint64_t made, uint64_t epoch,

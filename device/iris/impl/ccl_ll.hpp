@@ -36,54 +36,6 @@ namespace iris {
 namespace ccl {
 namespace detail {
 
-struct alignas(16) Line {
-  uint32_t lo, flag_lo, hi, flag_hi;
-};
-
-#if defined(IRIS_PLATFORM_CUDA)
-// One 16-byte access each way: a warp's lines to one peer leave as whole 512-byte runs.
-IRIS_DEVICE void line_store(Line* p, uint64_t data, uint32_t flag) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1, %2, %3, %4};" ::"l"(p), "r"(static_cast<uint32_t>(data)),
-               "r"(flag), "r"(static_cast<uint32_t>(data >> 32)), "r"(flag)
-               : "memory");
-}
-IRIS_DEVICE bool line_load(const Line* p, uint32_t flag, uint64_t& data) {
-  uint32_t lo, flag_lo, hi, flag_hi;
-  asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(lo), "=r"(flag_lo), "=r"(hi), "=r"(flag_hi)
-               : "l"(p)
-               : "memory");
-  data = static_cast<uint64_t>(hi) << 32 | lo;
-  return flag_lo == flag && flag_hi == flag;
-}
-#else
-// Elsewhere each half is a relaxed 8-byte atomic at system scope: the same guarantee.
-IRIS_DEVICE void line_store(Line* p, uint64_t data, uint32_t flag) {
-  unsigned long long* half = reinterpret_cast<unsigned long long*>(p);
-  ::iris::detail::atomic_store(half, static_cast<unsigned long long>(flag) << 32 | (data & 0xffffffffull), relaxed, sys);
-  ::iris::detail::atomic_store(half + 1, static_cast<unsigned long long>(flag) << 32 | (data >> 32), relaxed, sys);
-}
-IRIS_DEVICE bool line_load(const Line* p, uint32_t flag, uint64_t& data) {
-  const unsigned long long* half = reinterpret_cast<const unsigned long long*>(p);
-  const unsigned long long a = ::iris::detail::atomic_load(half, relaxed, sys);
-  const unsigned long long b = ::iris::detail::atomic_load(half + 1, relaxed, sys);
-  data = (b & 0xffffffffull) << 32 | (a & 0xffffffffull);
-  return static_cast<uint32_t>(a >> 32) == flag && static_cast<uint32_t>(b >> 32) == flag;
-}
-#endif
-
-// Data lines per slot and bytes per slot: the host sizes the staging (src/lua/iris/ccl.lua) and
-// passes slot_bytes; the first line is the header.
-struct Staging {
-  unsigned char* base;  // this rank's staging, in its own heap
-  uint64_t slot_bytes;
-
-  IRIS_DEVICE Line* slot(int source, uint64_t epoch, int phase) const {
-    const uint64_t index = (static_cast<uint64_t>(source) * 2 + (epoch & 1)) * 2 + static_cast<uint64_t>(phase);
-    return reinterpret_cast<Line*>(base + index * slot_bytes);
-  }
-};
-
 // A spin on the calling thread's own memory: hot at first (a one-way line usually lands within a few
 // microseconds), then the bounded spin of every device wait, which backs off and gives up in the end.
 template <class Poll, class GiveUp>
@@ -123,7 +75,7 @@ struct OneWay {
     uint64_t seen = 0;
     spin_until(
         [&] {
-          seen = ::iris::detail::atomic_load(slot, acquire, sys);
+          seen = ::iris::detail::atomic_load(slot, relaxed, sys);
           return seen >= epoch;
         },
         [&](unsigned long long waited) { call->report_absent(q, seen, epoch, waited); });
@@ -145,26 +97,40 @@ struct OneWay {
   // Before the block writes into any member's staging: each member is done with the slot (above).
   IRIS_DEVICE void take_credits() const { wait_members(1); }
 
-  IRIS_DEVICE void send(int q, int phase, int64_t word, uint64_t data) const { line_store(to(q, phase) + 1 + word, data, flag(q)); }
+  IRIS_DEVICE void send(int q, int phase, int64_t word, uint64_t data) const {
+    line_store(to(q, phase) + kHeaderLines + word, data, flag(q));
+  }
 
   IRIS_DEVICE uint64_t receive(int q, int phase, int64_t word) const {
-    const Line* line = from(q, phase) + 1 + word;
+    const Line* line = from(q, phase) + kHeaderLines + word;
     const uint32_t f = flag(q);
     uint64_t data = 0;
     spin_until([&] { return line_load(line, f, data); }, [&](unsigned long long waited) { give_up(q, waited); });
     return data;
   }
 
-  // The control warp of block 0, once the data threads have begun to send: the header to every member,
-  // then the arrival (release: the descriptor before it), then every member's header checked.
+  // The control warp of block 0, once the data threads have begun to send: the header to every member
+  // (line 0 the hash, then the descriptor a word a line), the arrival (relaxed: it only says that this
+  // call has started, and no fence holds the kernel back), then every member's header checked.
   IRIS_DEVICE void exchange_headers() const {
     if (blockIdx.x != 0 || !control_thread()) return;
     const Team& team = call->team;
+    const int lines = 1 + kDescriptorLines;
+    for (int i = control_lane(); i < team.size * lines; i += kControlThreads) {
+      const int q = team.rank_of(i / lines), line = i % lines;
+      if (q == me()) continue;
+      uint64_t word = hash;
+      if (line > 0) {
+        CallDescriptor d = call->mine;
+        d.epoch = call->epoch_with(q);
+        word = reinterpret_cast<const uint64_t*>(&d)[line - 1];
+      }
+      line_store(to(q, 0) + line, word, flag(q));
+    }
     for (int i = control_lane(); i < team.size; i += kControlThreads) {
       const int q = team.rank_of(i);
-      if (q != me()) line_store(to(q, 0), hash, flag(q));
+      if (q != me()) ::iris::detail::atomic_store(on(team, &call->state->arrived[me()], q), call->epoch_with(q), relaxed, sys);
     }
-    call->announce(control_lane(), kControlThreads);
     for (int i = control_lane(); i < team.size; i += kControlThreads) {
       const int q = team.rank_of(i);
       if (q != me()) check_header(q);
@@ -180,29 +146,26 @@ struct OneWay {
     spin_until(
         [&] {
           if (line_load(line, f, theirs)) return true;
-          // No header yet: a peer that arrived without sending one called something else.
-          if ((++polls & 255u) == 0u && ::iris::detail::atomic_load(&call->state->arrived[q], acquire, sys) >= epoch) {
-            mismatch_if_different(q, epoch);
-          }
+          // No header yet: a peer that arrived with a call that is not one-way called something else.
+          if ((++polls & 255u) == 0u) mismatch_if_not_one_way(q, epoch);
           return false;
         },
         [&](unsigned long long waited) { give_up(q, waited); });
-    if (theirs != hash) {
-      wait_arrived(q, epoch);  // its descriptor is there once it arrived
-      mismatch_if_different(q, epoch);
-    }
+    if (theirs != hash) report_mismatch(me(), call->mine, q, call->one_way_descriptor(q, epoch));
   }
 
-  IRIS_DEVICE void mismatch_if_different(int q, uint64_t epoch) const {
+  // When q has arrived with a call that is not one-way (its descriptor in this rank's state carries the
+  // epoch, released before its arrival): that call is not this one.
+  IRIS_DEVICE void mismatch_if_not_one_way(int q, uint64_t epoch) const {
+    if (::iris::detail::atomic_load(&call->state->arrived[q], acquire, sys) < epoch) return;
     const CallDescriptor& theirs = call->state->descriptors[q][epoch & 1];
-    if (!same_call(call->mine, theirs)) report_mismatch(me(), call->mine, q, theirs);
+    if (theirs.epoch == epoch && !same_call(call->mine, theirs)) report_mismatch(me(), call->mine, q, theirs);
   }
 
   [[noreturn]] IRIS_DEVICE void give_up(int q, unsigned long long waited) const {
     const uint64_t epoch = call->epoch_with(q);
-    const uint64_t arrived = ::iris::detail::atomic_load(&call->state->arrived[q], acquire, sys);
-    if (arrived >= epoch) mismatch_if_different(q, epoch);
-    call->report_absent(q, arrived, epoch, waited);
+    mismatch_if_not_one_way(q, epoch);
+    call->report_absent(q, ::iris::detail::atomic_load(&call->state->arrived[q], relaxed, sys), epoch, waited);
   }
 };
 
@@ -306,8 +269,8 @@ IRIS_DEVICE Call one_way_call(const iris::Context& ctx, const char* name, int co
   return call;
 }
 
-IRIS_DEVICE OneWay one_way(const Call& call, void* staging, uint64_t slot_bytes) {
-  const OneWay ll{&call, Staging{static_cast<unsigned char*>(staging), slot_bytes}, call_hash(call.mine)};
+IRIS_DEVICE OneWay one_way(const Call& call) {
+  const OneWay ll{&call, call.staging(), call_hash(call.mine)};
   ll.take_credits();
   return ll;
 }

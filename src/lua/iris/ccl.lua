@@ -353,11 +353,13 @@ function M.calls(ctx)
 end
 
 -- ---- the one-way staging ----------------------------------------------------------------------------------
--- Every rank's heap holds, for every source rank, 2 parities x 2 phases of a slot: a header line, then
--- lines of 16 bytes that carry 8 bytes of data each (device/iris/impl/ccl_ll.hpp). Taken at iris.init,
--- as a tensor every rank allocates alike: a sixteenth of the heap, at most 256 KiB of data a slot, none
--- in heaps under 16 MiB (the one-way variants then give way to the others).
+-- Every rank's heap holds, for every source rank, 2 parities x 2 phases of a slot: 16 header lines (a
+-- hash of the sender's call and its descriptor), then lines of 16 bytes that carry 8 bytes of data each
+-- (device/iris/impl/ccl_lines.hpp, ccl_ll.hpp). Taken at iris.init, as a tensor every rank allocates
+-- alike: a sixteenth of the heap, at most 256 KiB of data a slot, none in heaps under 16 MiB (the
+-- one-way variants then give way to the others). Where it is goes into every rank's call state.
 local LINE_BYTES = 16
+local HEADER_BYTES = 16 * LINE_BYTES
 local SLOT_DATA_MAX = 256 * KiB
 local SLOT_DATA_MIN = 4 * KiB
 local STAGING_MIN_HEAP = 16 * 1024 * KiB
@@ -368,14 +370,15 @@ function M.reserve_staging(ctx)
   if ctx.heap_size < STAGING_MIN_HEAP then return end
   local slots = ctx.world_size * 4
   local share = math.floor(ctx.heap_size / 16 / slots)
-  local data = math.min(SLOT_DATA_MAX, math.floor((share - 256) / 2 / SLOT_DATA_MIN) * SLOT_DATA_MIN)
+  local data = math.min(SLOT_DATA_MAX, math.floor((share - HEADER_BYTES) / 2 / SLOT_DATA_MIN) * SLOT_DATA_MIN)
   if data < SLOT_DATA_MIN then return end
-  local slot_bytes = 2 * data + 256 -- the header line, kept on a 256-byte boundary with the data after it
+  local slot_bytes = HEADER_BYTES + 2 * data
   local bytes = slots * slot_bytes
-  stagings[ctx] = {
-    tensor = tensor.allocate("iris.init (ctx.ccl's staging)", { bytes }, bytes, dtypes.info.uint8, true),
-    slot_bytes = slot_bytes, words = (slot_bytes - LINE_BYTES) / LINE_BYTES, bytes = bytes,
-  }
+  local t = tensor.allocate("iris.init (ctx.ccl's staging)", { bytes }, bytes, dtypes.info.uint8, true)
+  local info = ffi.new("uint64_t[2]", t._offset, slot_bytes)
+  errors.check(C.iris_copy_from_host(ffi.cast("char*", C.iris_heap_base(ctx.rank)) + C.IRIS_CCL_STAGING_INFO_OFFSET,
+    info, 16))
+  stagings[ctx] = { tensor = t, slot_bytes = slot_bytes, words = 2 * data / LINE_BYTES, bytes = bytes }
 end
 
 -- The staging's figures ({bytes, slot_bytes, words}), nil when the heap has none.
@@ -498,19 +501,75 @@ function M.new(ctx)
   -- While a trace is on, the launch is a span named after the collective with the plan's figures (the
   -- kernel's own span, on the device's clock, follows it; its tiles are device events when the trace
   -- records them).
+  -- A call that repeats the last call of its collective (the same tensors, still live, and the same
+  -- options table, its fields as they were) launches again what that call planned, without its
+  -- checks and plan: most of a small call's host time (docs/perf.md, "The fixed cost of a call").
+  -- Not while a trace or a capture is on, nor at the debug level, which say something of every call.
+  local memo = {} -- collective -> { a, b, opts, extra, option fields, keys, k, cfg, n, args }
+  local noting -- the entry the next launch completes
+  local OPTION_FIELDS = { "op", "variant", "dim", "async", "block_m", "block_n", "blocks" }
+
+  local function count_keys(opts)
+    local keys = 0
+    for _ in pairs(opts) do keys = keys + 1 end
+    return keys
+  end
+
+  local function repeated(collective, a, b, opts, extra)
+    local m = memo[collective]
+    if m == nil or m.a ~= a or m.b ~= b or m.opts ~= opts or m.extra ~= extra or traced or graph.state.on
+      or trace.state.on or C.iris_log_enabled(0) ~= 0 or a._alloc[1] ~= 0 or (b ~= nil and b._alloc[1] ~= 0) then
+      return nil
+    end
+    if opts ~= nil then
+      for i = 1, #OPTION_FIELDS do
+        local f = OPTION_FIELDS[i]
+        if opts[f] ~= m[f] then return nil end
+      end
+      if opts.group ~= nil or count_keys(opts) ~= m.keys then return nil end
+    end
+    if m.members > 1 then errors.check(C.iris_comm_require_every_rank(m.what)) end
+    return m
+  end
+
+  local function again(m)
+    m.k:launch(m.cfg, unpack(m.args, 1, m.n))
+    state.seq = state.seq + 1
+  end
+
+  -- Before the launch of a call that went the whole way: what repeated() compares the next one with.
+  local function note(collective, what, a, b, opts, extra, members)
+    noting = { collective = collective, what = what, a = a, b = b, opts = opts, extra = extra, members = members }
+    if opts ~= nil then
+      for i = 1, #OPTION_FIELDS do noting[OPTION_FIELDS[i]] = opts[OPTION_FIELDS[i]] end
+      noting.keys = count_keys(opts)
+    end
+  end
+
   local function launch(k, grid, threads, ...)
+    local cfg = { grid = grid, block = threads }
     if traced then
-      trace.host_span(traced.what, "ccl", traced.args, k.launch, k, { grid = grid, block = threads }, ...)
+      trace.host_span(traced.what, "ccl", traced.args, k.launch, k, cfg, ...)
     else
-      k:launch({ grid = grid, block = threads }, ...)
+      k:launch(cfg, ...)
     end
     state.seq = state.seq + 1
+    if noting then
+      noting.k, noting.cfg, noting.n, noting.args = k, cfg, select("#", ...), { ... }
+      memo[noting.collective], noting = noting, nil
+    end
   end
 
   -- out[i] = op over the group of inp[i].
   function ccl.all_reduce(out, inp, opts)
+    local m = repeated("all_reduce", out, inp, opts, nil)
+    if m then
+      again(m)
+      return out
+    end
     local what = "ctx.ccl.all_reduce"
     local dt, o, bytes, g = prepare(what, "all_reduce", out, inp, opts, true)
+    note("all_reduce", what, out, inp, opts, nil, g.size)
     check_same_shape(what, out, inp)
     if out ~= inp and not same_layout(out, inp) and overlap(out, inp) then
       errors.raise("invalid_argument", "%s: out and inp overlap without being the same tensor", what)
@@ -529,7 +588,7 @@ function M.new(ctx)
       rows == 1 and inp._numel or nil)
     if staging then
       launch(kernel.builtin("ccl/all_reduce").ccl_ll_all_reduce, grid, threads, inp, out, inp._numel, DTYPE_CODE[dt.name],
-        OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, staging.tensor, staging.slot_bytes, ctx)
+        OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, ctx)
       return out
     end
     launch(kernel.builtin("ccl/all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
@@ -574,15 +633,20 @@ function M.new(ctx)
 
   -- out = every member's inp, in member order, along dim.
   function ccl.all_gather(out, inp, opts)
+    local m = repeated("all_gather", out, inp, opts, nil)
+    if m then
+      again(m)
+      return out
+    end
     local what = "ctx.ccl.all_gather"
     local dt, o, bytes, g = prepare(what, "all_gather", out, inp, opts, false)
+    note("all_gather", what, out, inp, opts, nil, g.size)
     local v = chunk_views(what, o, g.size, out, "out", inp, "inp")
     check_apart(what, out, inp, own_chunk(out, inp, v, g)) -- in place: inp is copied onto itself
     local variant, grid, threads, bm, bn, staging = plan(what, "all_gather", dt, bytes, o, g, v.rows, v.cols,
       (v.rows == 1 and v.chunk_step == v.cols) and v.cols or nil)
     if staging then
-      launch(kernel.builtin("ccl/all_gather").ccl_ll_all_gather, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name], g.lo, g.hi,
-        staging.tensor, staging.slot_bytes, ctx)
+      launch(kernel.builtin("ccl/all_gather").ccl_ll_all_gather, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name], g.lo, g.hi, ctx)
       return out
     end
     launch(kernel.builtin("ccl/all_gather").ccl_all_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
@@ -592,8 +656,14 @@ function M.new(ctx)
 
   -- Member i's out = chunk i (along dim) of the reduction of every member's inp.
   function ccl.reduce_scatter(out, inp, opts)
+    local m = repeated("reduce_scatter", out, inp, opts, nil)
+    if m then
+      again(m)
+      return out
+    end
     local what = "ctx.ccl.reduce_scatter"
     local dt, o, bytes, g = prepare(what, "reduce_scatter", out, inp, opts, true)
+    note("reduce_scatter", what, out, inp, opts, nil, g.size)
     local v = chunk_views(what, o, g.size, inp, "inp", out, "out")
     -- out may be this rank's own chunk of inp: the members read only their own chunks of it.
     check_apart(what, out, inp, own_chunk(inp, out, v, g))
@@ -601,7 +671,7 @@ function M.new(ctx)
       (v.rows == 1 and v.chunk_step == v.cols) and v.cols or nil)
     if staging then
       launch(kernel.builtin("ccl/reduce_scatter").ccl_ll_reduce_scatter, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name],
-        OP_CODE[o.op], g.lo, g.hi, staging.tensor, staging.slot_bytes, ctx)
+        OP_CODE[o.op], g.lo, g.hi, ctx)
       return out
     end
     launch(kernel.builtin("ccl/reduce_scatter").ccl_reduce_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
@@ -612,8 +682,14 @@ function M.new(ctx)
 
   -- Chunk j (along dim) of member i's inp lands in chunk i of member j's out.
   function ccl.all_to_all(out, inp, opts)
+    local m = repeated("all_to_all", out, inp, opts, nil)
+    if m then
+      again(m)
+      return out
+    end
     local what = "ctx.ccl.all_to_all"
     local dt, o, bytes, g = prepare(what, "all_to_all", out, inp, opts, false)
+    note("all_to_all", what, out, inp, opts, nil, g.size)
     check_same_shape(what, out, inp)
     check_apart(what, out, inp, false)
     if o.dim > math.max(inp._ndim, 1) then
@@ -640,8 +716,7 @@ function M.new(ctx)
     local _, grid, threads, bm, bn, staging = plan(what, "all_to_all", dt, bytes, o, g, rows, cols,
       (rows == 1 and in_step == cols and out_step == cols) and cols or nil)
     if staging then
-      launch(kernel.builtin("ccl/all_to_all").ccl_ll_all_to_all, grid, threads, inp, out, cols, DTYPE_CODE[dt.name], g.lo, g.hi,
-        staging.tensor, staging.slot_bytes, ctx)
+      launch(kernel.builtin("ccl/all_to_all").ccl_ll_all_to_all, grid, threads, inp, out, cols, DTYPE_CODE[dt.name], g.lo, g.hi, ctx)
       return out
     end
     launch(kernel.builtin("ccl/all_to_all").ccl_all_to_all, grid, threads, inp, out, rows, cols, in_stride, out_stride, in_step,
@@ -653,11 +728,17 @@ function M.new(ctx)
   function ccl.broadcast(t, root, opts)
     local what = "ctx.ccl.broadcast"
     if type(root) == "table" and opts == nil then root, opts = nil, root end
+    local m = repeated("broadcast", t, nil, opts, root)
+    if m then
+      again(m)
+      return t
+    end
     check_tensor(what, "t", t, true)
     local dt = t._dt
     local o = read_options(what, "broadcast", opts, dt, false)
     local bytes = t._numel * dt.size
     local g = members(what, o)
+    note("broadcast", what, t, nil, opts, root, g.size)
     if root == nil then root = g.members[1] end
     local member = false
     for _, r in ipairs(g.members) do member = member or r == root end
@@ -675,8 +756,7 @@ function M.new(ctx)
     local _, grid, threads, bm, bn, staging = plan(what, "broadcast", dt, bytes, o, g, rows, cols,
       rows == 1 and cols or nil)
     if staging then
-      launch(kernel.builtin("ccl/broadcast").ccl_ll_broadcast, grid, threads, t, cols, DTYPE_CODE[dt.name], root, g.lo, g.hi,
-        staging.tensor, staging.slot_bytes, ctx)
+      launch(kernel.builtin("ccl/broadcast").ccl_ll_broadcast, grid, threads, t, cols, DTYPE_CODE[dt.name], root, g.lo, g.hi, ctx)
       return t
     end
     launch(kernel.builtin("ccl/broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,

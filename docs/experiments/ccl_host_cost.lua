@@ -1,0 +1,49 @@
+-- The host's share of a small collective (docs/perf.md, "The fixed cost of a call"), at one rank: per
+-- call, ctx.ccl.all_reduce as a script makes it, the same with its launch replaced by nothing (the Lua
+-- policy alone: checks, plan, marshalling skipped), the launch function alone (argument checks and the
+-- driver call), and the kernel straight through the driver. Host clock, no waiting inside the loop.
+--   iris-lua [-jv=FILE] docs/experiments/ccl_host_cost.lua [bytes, default 4096] [calls, default 20000]
+local ffi = require "ffi"
+ffi.cdef [[
+typedef struct { long tv_sec; long tv_nsec; } iris_host_cost_timespec;
+int clock_gettime(int clock, iris_host_cost_timespec* t);
+]]
+local t = ffi.new("iris_host_cost_timespec")
+local function now_us()
+  ffi.C.clock_gettime(1, t)
+  return tonumber(t.tv_sec) * 1e6 + tonumber(t.tv_nsec) * 1e-3
+end
+
+local ctx = iris.init {}
+local bytes = tonumber(arg[1] or 4096)
+local calls = tonumber(arg[2] or 20000)
+local n = math.max(1, math.floor(bytes / 4))
+local inp, out = ctx:ones(n), ctx:zeros(n)
+local module = require("iris.kernel").builtin("ccl/all_reduce")
+
+local function per_call(fn)
+  for _ = 1, 100 do fn() end
+  ctx:synchronize()
+  local t0 = now_us()
+  for _ = 1, calls do fn() end
+  local us = (now_us() - t0) / calls
+  ctx:synchronize()
+  return us
+end
+
+local rows = {}
+for _, variant in ipairs { "ll", "one_shot" } do
+  local opts = { variant = variant }
+  local k = variant == "ll" and module.ccl_ll_all_reduce or module.ccl_all_reduce
+  rows[#rows + 1] = { variant .. ": ctx.ccl.all_reduce", per_call(function() ctx.ccl.all_reduce(out, inp, opts) end) }
+  local real, caught = k.launch, nil
+  k.launch = function(self, cfg, ...) caught = { cfg = cfg, args = { ... } } end
+  rows[#rows + 1] = { variant .. ": the Lua policy alone", per_call(function() ctx.ccl.all_reduce(out, inp, opts) end) }
+  k.launch = real
+  local cfg, args = caught.cfg, caught.args
+  rows[#rows + 1] = { variant .. ": k:launch alone", per_call(function() k:launch(cfg, unpack(args)) end) }
+  local raw = k:time_raw_launches(cfg, calls, unpack(args)) * 1e6 / calls
+  rows[#rows + 1] = { variant .. ": raw driver loop (device-bound if slower)", raw }
+end
+print(("host cost of a call, %s, %d bytes, us per call:"):format(ctx.device_name, bytes))
+for _, r in ipairs(rows) do print(("  %-44s %8.2f"):format(r[1], r[2])) end
