@@ -29,7 +29,12 @@ if command -v ncu >/dev/null; then
     step "one rank under ncu: $kernel's own time" 240 ncu --metrics \
       gpu__time_duration.sum,launch__registers_per_thread,launch__grid_size,launch__block_size,sm__cycles_elapsed.max \
       -k regex:"^$kernel\$" --launch-skip 20 --launch-count 3 "$iris" docs/experiments/ccl_fixed_cost.lua 4096 40
+    # every metric of one launch (stall reasons, instructions), as CSV for reading elsewhere
+    [ -n "${NCU_RAW:-}" ] && step "one rank under ncu, every metric: $kernel" 300 ncu --set full --page raw --csv \
+      --log-file "$logs/ncu_raw_$kernel.csv" -k regex:"^$kernel\$" --launch-skip 20 --launch-count 1 "$iris" \
+      docs/experiments/ccl_fixed_cost.lua 4096 40
   done
+  step "the host's share of a call, 1 rank" 120 "$iris" -jv="$logs/jit_host_cost.txt" docs/experiments/ccl_host_cost.lua 4096 20000
 fi
 step "fixed cost at 1 rank" 120 "$iris" docs/experiments/ccl_fixed_cost.lua 4096 2000
 for ranks in $counts; do
