@@ -280,6 +280,8 @@ struct Context : abi::ContextData {
 
 // Bodies, in dependency order.
 #include "impl/order.hpp"
+#include "impl/report.hpp"
+#include "impl/remote.hpp"
 #include "impl/rma.hpp"
 #include "impl/atomics.hpp"
 #include "impl/wait.hpp"

@@ -1,7 +1,9 @@
 // The C API of the session, the symmetric heap and tensor memory (capi_memory.h).
 #include "capi/capi_memory.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -13,6 +15,8 @@
 #include "heap/element_types.hpp"
 #include "heap/random_fill.hpp"
 #include "heap/symmetric_heap.hpp"
+#include "iris/impl/abi.h"
+#include "session/proxy.hpp"
 #include "session/session.hpp"
 #include "session/trace_session.hpp"
 
@@ -23,16 +27,39 @@ namespace {
 heap::SymmetricHeap& session_heap() { return *session::current().heap; }
 runtime::Backend& session_backend() { return *session::current().backend; }
 
+// An address in the heap of a rank on another node: the heap bases table holds a tag there, not an
+// address (iris/impl/abi.h), and the host proxy's transport moves the bytes.
+struct RemoteAddress {
+  int rank;
+  uint64_t offset;
+};
+std::optional<RemoteAddress> remote_address(const void* p) {
+  const auto v = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(p));
+  if ((v & IRIS_REMOTE_TAG) == 0 || !session::initialized() || !session::current().proxy) return std::nullopt;
+  return RemoteAddress{static_cast<int>((v & ~IRIS_REMOTE_TAG) >> IRIS_REMOTE_RANK_SHIFT), v & IRIS_REMOTE_OFFSET_MASK};
+}
+
+// Host transfers with a rank of another node, after this rank's launched work, complete on return.
+void remote_get(const RemoteAddress& from, void* to, uint64_t bytes) {
+  session_backend().synchronize();
+  session::current().proxy->get(from.rank, from.offset, to, bytes);
+}
+void remote_put(const void* from, const RemoteAddress& to, uint64_t bytes) {
+  session_backend().synchronize();
+  session::current().proxy->put(to.rank, to.offset, from, bytes);
+}
+
 }  // namespace
 
 extern "C" {
 
-int iris_init(const char* backend, uint64_t heap_bytes) {
+int iris_init(const char* backend, uint64_t heap_bytes, int node_size) {
   return capi::guarded([&] {
     trace::Span span("iris.init", "init");
     session::InitOptions options;
     options.backend = backend != nullptr ? backend : "";
     options.heap_bytes = heap_bytes;
+    options.node_size = node_size;
     session::Session& started = session::init(options);
     if (span) {
       span.args().add("backend", started.backend->name()).add("device", started.backend->device_name());
@@ -63,6 +90,29 @@ uint64_t iris_heap_size(void) { return session::initialized() ? session_heap().s
 void* iris_heap_base(int rank) {
   if (!session::initialized() || rank < 0 || rank >= session::comm().size()) return nullptr;
   return session_heap().base_of(rank);
+}
+
+int iris_node_of(int rank) {
+  if (!session::initialized() || rank < 0 || rank >= session::comm().size()) return -1;
+  return session::current().nodes.node_of[rank];
+}
+
+int iris_local_rank_of(int rank) {
+  if (!session::initialized() || rank < 0 || rank >= session::comm().size()) return -1;
+  return session::current().nodes.local_rank_of[rank];
+}
+
+int iris_nodes(void) { return session::initialized() ? session::current().nodes.nodes() : 1; }
+
+int iris_transport_ping_pong(int peer, int rounds, double* seconds) {
+  return capi::guarded([&] {
+    session::Session& s = session::current();
+    if (!s.proxy || peer < 0 || peer >= s.comm.size() || s.nodes.same_node(peer, s.comm.rank())) {
+      throw Error(Errc::invalid_argument, format("an MPI ping-pong runs with a rank of another node; rank %d is not one",
+                                                 peer));
+    }
+    *seconds = s.proxy->ping_pong(peer, rounds);
+  });
 }
 
 int iris_host_addressable(void) { return session::initialized() && session_backend().host_addressable() ? 1 : 0; }
@@ -121,6 +171,7 @@ int iris_copy_to_host(void* host, const void* device, uint64_t bytes) {
   return capi::guarded([&] {
     trace::Span span("copy to host", "memory");
     copy_span(span, bytes);
+    if (auto remote = remote_address(device)) return remote_get(*remote, host, bytes);
     session_backend().copy_to_host(host, device, bytes);
   });
 }
@@ -129,6 +180,7 @@ int iris_copy_from_host(void* device, const void* host, uint64_t bytes) {
   return capi::guarded([&] {
     trace::Span span("copy from host", "memory");
     copy_span(span, bytes);
+    if (auto remote = remote_address(device)) return remote_put(host, *remote, bytes);
     session_backend().copy_from_host(device, host, bytes);
   });
 }
@@ -137,6 +189,14 @@ int iris_copy_device(void* dst, const void* src, uint64_t bytes) {
   return capi::guarded([&] {
     trace::Span span("copy on device", "memory");
     copy_span(span, bytes);
+    const auto from = remote_address(src), to = remote_address(dst);
+    if (from && to) {
+      std::vector<uint8_t> staging(bytes);
+      remote_get(*from, staging.data(), bytes);
+      return remote_put(staging.data(), *to, bytes);
+    }
+    if (from) return remote_get(*from, dst, bytes);
+    if (to) return remote_put(src, *to, bytes);
     session_backend().copy_device(dst, src, bytes);
   });
 }
@@ -145,6 +205,21 @@ int iris_fill(void* device, const void* pattern, int pattern_bytes, uint64_t cou
   return capi::guarded([&] {
     if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 && pattern_bytes != 8) {
       throw Error(Errc::internal, format("fill pattern of %d bytes", pattern_bytes));
+    }
+    if (auto remote = remote_address(device)) {
+      // The pattern repeated in host memory, sent in pieces of at most 1 MiB.
+      const size_t per_piece = std::max<size_t>(1, (size_t(1) << 20) / static_cast<size_t>(pattern_bytes));
+      std::vector<uint8_t> piece(std::min<uint64_t>(count, per_piece) * static_cast<size_t>(pattern_bytes));
+      for (size_t i = 0; i < piece.size(); i += static_cast<size_t>(pattern_bytes)) {
+        std::memcpy(piece.data() + i, pattern, static_cast<size_t>(pattern_bytes));
+      }
+      for (uint64_t done = 0; done < count;) {
+        const uint64_t n = std::min<uint64_t>(count - done, per_piece);
+        remote_put(piece.data(), {remote->rank, remote->offset + done * static_cast<uint64_t>(pattern_bytes)},
+                   n * static_cast<uint64_t>(pattern_bytes));
+        done += n;
+      }
+      return;
     }
     session_backend().fill(device, pattern, static_cast<size_t>(pattern_bytes), count);
   });

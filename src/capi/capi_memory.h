@@ -16,9 +16,10 @@ extern "C" {
 #endif
 
 /* cdef:begin */
-/* Collective. backend "" and heap_bytes 0 mean "not given": IRIS_BACKEND / IRIS_HEAP_SIZE, then the
-   defaults. After the first call the session exists and later calls change nothing. */
-int iris_init(const char* backend, uint64_t heap_bytes);
+/* Collective. backend "", heap_bytes 0 and node_size 0 mean "not given": IRIS_BACKEND / IRIS_HEAP_SIZE /
+   IRIS_NODE_SIZE, then the defaults. After the first call the session exists and later calls change
+   nothing. */
+int iris_init(const char* backend, uint64_t heap_bytes, int node_size);
 int iris_initialized(void);
 /* "cuda, hip, cpu or auto": the backends iris_init takes, for messages. */
 const char* iris_backend_names(void);
@@ -29,6 +30,14 @@ int iris_device_ordinal(void);
 uint64_t iris_heap_size(void);
 /* Where this rank sees `rank`'s heap (a device address); NULL before iris_init or for a bad rank. */
 void* iris_heap_base(int rank);
+/* The nodes (docs/multinode.md): `rank`'s node and its position there; -1 before iris_init or for a bad
+   rank. iris_nodes: how many (1 before iris_init). */
+int iris_node_of(int rank);
+int iris_local_rank_of(int rank);
+int iris_nodes(void);
+/* Collective between this rank and `peer`, on another node: `rounds` MPI ping-pongs of 8 bytes over the
+   transport; *seconds = the median round trip. */
+int iris_transport_ping_pong(int peer, int rounds, double* seconds);
 /* 1 when the host may dereference device addresses itself (cpu backend). */
 int iris_host_addressable(void);
 
@@ -50,6 +59,8 @@ int iris_synchronize(void);
 /* Finishes this rank's device work, then waits for every rank (announcing `op`). */
 int iris_barrier(const char* op);
 
+/* Copies and fills take addresses of ranks on other nodes too (iris_heap_base of such a rank is no
+   address but a tag the transport decodes): they go through the host proxy's transport. */
 int iris_copy_to_host(void* host, const void* device, uint64_t bytes);
 int iris_copy_from_host(void* device, const void* host, uint64_t bytes);
 /* Device to device, also between this rank's heap and a peer's (through iris_heap_base). */

@@ -1,6 +1,9 @@
 #include "comm/comm.hpp"
 
 #include <mpi.h>
+#if __has_include(<mpi-ext.h>)
+#include <mpi-ext.h>  // Open MPI's MPIX_Query_cuda_support / MPIX_Query_rocm_support
+#endif
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -95,8 +98,13 @@ std::unique_ptr<Comm> Comm::create(int* argc, char*** argv) {
   comm->mpi_ = true;
   if (!initialized) {
     int provided = 0;
-    check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+    // MULTIPLE: the host proxy of a job over several nodes (session/proxy.hpp) drives one-sided
+    // transfers from its own thread while the main thread runs the host collectives.
+    check_mpi(MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided), "MPI_Init_thread");
     comm->owns_mpi_ = true;
+    comm->thread_level_ = provided;
+  } else {
+    MPI_Query_thread(&comm->thread_level_);
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   Mpi& m = *comm->m_;
@@ -109,12 +117,46 @@ std::unique_ptr<Comm> Comm::create(int* argc, char*** argv) {
   MPI_Comm_size(m.world, &comm->size_);
   MPI_Comm_rank(m.node, &comm->local_rank_);
   MPI_Comm_size(m.node, &comm->local_size_);
+  comm->host_leader_ = comm->rank_;
+  MPI_Bcast(&comm->host_leader_, 1, MPI_INT, 0, m.node);
   comm->peer_done_.assign(comm->size_, 0);
   start_hang_reports(hang_settings, m.node, comm->rank_, comm->size_, comm->local_rank_, comm->local_size_);
   return comm;
 }
 
 Comm::~Comm() = default;
+
+bool Comm::threads_may_call_mpi() const { return !mpi_ || thread_level_ == MPI_THREAD_MULTIPLE; }
+
+std::string Comm::thread_level_name() const {
+  switch (thread_level_) {
+    case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+    case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+    case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+    default: return "MPI_THREAD_MULTIPLE";
+  }
+}
+
+std::string Comm::device_memory_refusal(const std::string& backend) const {
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = {0};
+  int length = 0;
+  MPI_Get_library_version(version, &length);
+  std::string library(version, static_cast<size_t>(length));
+  if (const size_t end = library.find_first_of(",\n"); end != std::string::npos) library.resize(end);
+#if defined(MPIX_CUDA_AWARE_SUPPORT) && MPIX_CUDA_AWARE_SUPPORT
+  if (backend == "cuda" && MPIX_Query_cuda_support() == 1) return "";
+#endif
+#if defined(MPIX_ROCM_AWARE_SUPPORT) && MPIX_ROCM_AWARE_SUPPORT
+  if (backend == "hip" && MPIX_Query_rocm_support() == 1) return "";
+#endif
+  const char* vendor = backend == "hip" ? "ROCm" : "CUDA";
+  return format("this rank's MPI library (%s) was not built %s-aware, so its one-sided transport cannot reach the "
+                "heap in GPU memory: use an Open MPI built with UCX and %s (ompi_info --parsable --all | grep "
+                "mpi_built_with_cuda_support says; docs/multinode.md), or run every rank of the job on one node",
+                library.c_str(), vendor, vendor);
+}
+
+void* Comm::world_handle() const { return mpi_ ? static_cast<void*>(&m_->world) : nullptr; }
 
 void Comm::poll_control() {
   if (!mpi_) return;

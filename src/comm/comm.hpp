@@ -58,6 +58,19 @@ class Comm {
   int local_rank() const { return local_rank_; }
   int local_size() const { return local_size_; }
   bool is_mpi() const { return mpi_; }
+  // The world rank of local rank 0 of this rank's host (MPI_COMM_TYPE_SHARED): ranks with the same
+  // leader share a host. Its own rank without MPI.
+  int host_leader() const { return host_leader_; }
+  // Whether a second thread may call MPI beside the main thread (MPI_THREAD_MULTIPLE, asked at init),
+  // and the level MPI gave, for messages.
+  bool threads_may_call_mpi() const;
+  std::string thread_level_name() const;
+  // "" when the MPI library's one-sided transport reaches `backend`'s device memory ("cuda", "hip": it says
+  // it was built CUDA- or ROCm-aware), else why not and what to do.
+  std::string device_memory_refusal(const std::string& backend) const;
+  // The job's collective communicator as an MPI_Comm* (null without MPI), for the one-sided transport
+  // (comm/rma_window.hpp), which duplicates it.
+  void* world_handle() const;
 
   // Every rank announces `op` with `arg`; returns what each rank announced (index = rank).
   // Throws Errc::divergence when ranks announce different operations. Completes only once every rank
@@ -134,6 +147,8 @@ class Comm {
   int size_ = 1;
   int local_rank_ = 0;
   int local_size_ = 1;
+  int host_leader_ = 0;
+  int thread_level_ = 0;
   std::string alone_reason_;
   std::vector<char> peer_done_;  // peer_done_[r]: rank r said it finished
   int peers_done_ = 0;

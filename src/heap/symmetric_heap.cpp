@@ -58,7 +58,7 @@ void require_same_tensor(comm::Comm& comm, const std::string& op, const std::vec
 
 }  // namespace
 
-SymmetricHeap::SymmetricHeap(runtime::Backend& backend, comm::Comm& comm, size_t bytes)
+SymmetricHeap::SymmetricHeap(runtime::Backend& backend, comm::Comm& comm, size_t bytes, const std::vector<int>& node_of)
     : backend_(backend),
       comm_(comm),
       bytes_(bytes),
@@ -81,6 +81,14 @@ SymmetricHeap::SymmetricHeap(runtime::Backend& backend, comm::Comm& comm, size_t
   try {
     bases_.assign(comm.size(), nullptr);
     bases_[own_rank_] = own;
+    mapped_.assign(comm.size(), 1);
+    for (int peer = 0; peer < comm.size() && !node_of.empty(); ++peer) {
+      if (node_of[peer] != node_of[own_rank_]) {
+        mapped_[peer] = 0;
+        bases_[peer] = reinterpret_cast<void*>(static_cast<uintptr_t>(
+            IRIS_REMOTE_TAG | (static_cast<uint64_t>(peer) << IRIS_REMOTE_RANK_SHIFT)));
+      }
+    }
     std::vector<uint8_t> handle = backend.export_heap();
     auto handles = comm.allgatherv(handle.data(), handle.size());
     int32_t device = backend.device();
@@ -88,7 +96,9 @@ SymmetricHeap::SymmetricHeap(runtime::Backend& backend, comm::Comm& comm, size_t
     comm.allgather(&device, sizeof device, devices.data());
     all_or_none(comm, "iris.init(): opening every peer's heap", [&] {
       for (int peer = 0; peer < comm.size(); ++peer) {
-        if (peer != own_rank_) bases_[peer] = backend.import_peer_heap(peer, devices[peer], handles[peer], bytes);
+        if (peer != own_rank_ && mapped_[peer]) {
+          bases_[peer] = backend.import_peer_heap(peer, devices[peer], handles[peer], bytes);
+        }
       }
     });
     // Every rank has mapped every peer (all_or_none above completed on all of them).

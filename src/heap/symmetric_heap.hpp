@@ -28,16 +28,21 @@ constexpr size_t kMinimumHeapBytes = 128 * 1024;
 
 class SymmetricHeap {
  public:
-  // Collective: allocates `bytes` on every rank, exchanges handles, opens every peer, writes the heap
-  // bases table and zeroes the runtime scratch. Every rank fails together if any rank fails.
-  SymmetricHeap(runtime::Backend& backend, comm::Comm& comm, size_t bytes);
+  // Collective: allocates `bytes` on every rank, exchanges handles, opens every peer of this rank's node,
+  // writes the heap bases table and zeroes the runtime scratch. Every rank fails together if any rank
+  // fails. `node_of[r]`: rank r's node (empty: every rank on one node). A rank of another node is not
+  // mapped: its entry is IRIS_REMOTE_TAG | r << 48 (iris/impl/abi.h), which the device API sends
+  // through the host proxy.
+  SymmetricHeap(runtime::Backend& backend, comm::Comm& comm, size_t bytes, const std::vector<int>& node_of = {});
   ~SymmetricHeap();
   SymmetricHeap(const SymmetricHeap&) = delete;
   SymmetricHeap& operator=(const SymmetricHeap&) = delete;
 
   size_t size() const { return bytes_; }
-  // Where this rank sees rank r's heap (r == own rank: its own base).
+  // Where this rank sees rank r's heap (r == own rank: its own base); for a rank of another node, the
+  // tagged value of the heap bases table, which is no address.
   void* base_of(int rank) const { return bases_[rank]; }
+  bool mapped(int rank) const { return mapped_[rank] != 0; }
   void* local_base() const { return bases_[own_rank_]; }
   // Device pointer to world_size uint64_t: base_of(r) for every r, as kernels read it.
   const uint64_t* device_heap_bases() const { return device_heap_bases_; }
@@ -69,6 +74,7 @@ class SymmetricHeap {
   size_t bytes_ = 0;
   int own_rank_ = 0;
   std::vector<void*> bases_;
+  std::vector<char> mapped_;
   const uint64_t* device_heap_bases_ = nullptr;
   CollectiveAllocator allocator_;
 };

@@ -214,6 +214,7 @@ std::unique_ptr<runtime::Module> Registry::build(const ProgramSource& source, co
   state.mailbox = static_cast<abi::DeviceMailbox*>(device_.mailbox.device);
   state.wait_timeout_ns = options_.wait_timeout_ns;
   state.trace = trace_buffer_;
+  state.proxy = device_.proxy;
   module->write_global("__iris_module_state", &state, sizeof(state));
   for (const auto& [name, symbol] : code.symbols) (*symbols)[name] = symbol;
   return module;

@@ -30,6 +30,7 @@ struct DeviceContext {
   const uint64_t* heap_bases = nullptr;  // device pointer to world_size entries; null without a heap
   void* heap_base = nullptr;             // this rank's heap (device pointer); null without a heap
   runtime::MappedHostBuffer mailbox;     // the job's abi::DeviceMailbox, watched by the backend
+  abi::ProxyRing* proxy = nullptr;       // the host proxy's ring (device address); null on one node
 };
 
 // A target IRIS_CROSS_COMPILE names. An optional one ("hip:gfx90a?") is left out where its compiler is

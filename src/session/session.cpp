@@ -11,6 +11,7 @@
 #include "heap/symmetric_heap.hpp"
 #include "iris/impl/abi.h"
 #include "programs/registry.hpp"
+#include "session/proxy.hpp"
 #include "session/trace_session.hpp"
 #include "runtime/gpu/device_sharing.hpp"
 
@@ -83,14 +84,37 @@ void check_same_backend(const std::vector<RankDevice>& ranks, const Backend& bac
   }
 }
 
-// How many ranks use `rank`'s device: those with its identity (bus ids tell a node's GPUs apart, and
-// every rank is on one node), or 1 without one (the cpu backend gives each rank its own threads).
-int ranks_on_device(const std::vector<RankDevice>& ranks, int rank) {
+// How many ranks use `rank`'s device: those of its host with its identity (bus ids tell a host's GPUs
+// apart), or 1 without one (the cpu backend gives each rank its own threads).
+int ranks_on_device(const std::vector<RankDevice>& ranks, const std::vector<int>& host_of, int rank) {
   const std::string& mine = ranks[static_cast<size_t>(rank)].identity;
   if (mine.empty()) return 1;
   int count = 0;
-  for (const RankDevice& other : ranks) count += other.identity == mine ? 1 : 0;
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    count += ranks[r].identity == mine && host_of[r] == host_of[static_cast<size_t>(rank)] ? 1 : 0;
+  }
   return count;
+}
+
+// The node size the job asked for (iris.init{node_size=}, else IRIS_NODE_SIZE, else 0: one node per
+// host), the same on every rank, and the layout it gives.
+NodeLayout node_layout(comm::Comm& comm, const InitOptions& options, const std::vector<int>& host_of) {
+  int node_size = options.node_size;
+  std::string source = format("iris.init{node_size = %d}", node_size);
+  if (node_size == 0 && env::get(env::Var::node_size)) {
+    node_size = static_cast<int>(env::whole_number(env::Var::node_size, 1, 1u << 20, 0, "a whole number of ranks"));
+    source = format("IRIS_NODE_SIZE=%d", node_size);
+  }
+  const std::vector<comm::Announcement> all = comm.announce("iris.init(): nodes", static_cast<uint64_t>(node_size));
+  for (size_t r = 1; r < all.size(); ++r) {
+    if (all[r].arg != all[0].arg) {
+      const auto said = [](uint64_t n) { return n == 0 ? std::string("none (one node per host)") : std::to_string(n); };
+      throw Error(Errc::environment, format("ranks asked different node sizes: rank 0 asked %s, rank %zu asked %s; "
+                                            "set IRIS_NODE_SIZE (or iris.init{node_size=}) alike on every rank",
+                                            said(all[0].arg).c_str(), r, said(all[r].arg).c_str()));
+    }
+  }
+  return make_node_layout(host_of, node_size, source);
 }
 
 // Several ranks on one device may need something started to run well (CUDA MPS): rank 0 says so once,
@@ -113,6 +137,7 @@ Session::Session(comm::Comm& c) : comm(c) {}
 
 Session::~Session() {
   programs.reset();
+  proxy.reset();  // before the heap its transport's window lies over
   heap.reset();  // closes the peers' mappings and frees this rank's heap
   if (backend && mailbox.host != nullptr) backend->free_mapped_host(mailbox);
   backend.reset();
@@ -129,14 +154,13 @@ Session& init(const InitOptions& options) {
   if (g_session) return *g_session;
   comm::Comm& comm = session::comm();
   comm.announce("iris.init()", 0);
-  if (comm.local_size() != comm.size()) {
-    // Every rank sees the same sizes, so every rank stops here together.
-    throw Error(Errc::environment,
-                format("the symmetric heap needs every rank on one node, but this job spreads %d ranks over several "
-                       "nodes (%d on this one): run all ranks on one node",
-                       comm.size(), comm.local_size()));
-  }
   auto session = std::make_unique<Session>(comm);
+  // Which host each rank runs on; every rank computes the same layout from it, so an error stops every
+  // rank together.
+  std::vector<int> host_of(comm.size(), 0);
+  const int leader = comm.host_leader();
+  comm.allgather(&leader, sizeof leader, host_of.data());
+  session->nodes = node_layout(comm, options, host_of);
   std::string name = chosen_backend_name(options);
   heap::all_or_none(comm, "iris.init(): backend", [&] { session->backend = runtime::create_backend(name, comm); });
   Backend& backend = *session->backend;
@@ -146,12 +170,28 @@ Session& init(const InitOptions& options) {
   const std::vector<RankDevice> ranks = exchange_devices(comm, backend);
   check_same_backend(ranks, backend);
   warn_about_shared_devices(comm, ranks, shared_device_warning_wanted);
-  session->ranks_on_device = ranks_on_device(ranks, comm.rank());
+  session->ranks_on_device = ranks_on_device(ranks, host_of, comm.rank());
 
   size_t heap_bytes = 0;
   heap::all_or_none(comm, "iris.init(): heap size", [&] { heap_bytes = chosen_heap_bytes(options, backend); });
   // A running trace keeps its device buffer in the heap, on top of what the script asked for.
-  session->heap = std::make_unique<heap::SymmetricHeap>(backend, comm, heap_bytes + trace_heap_reserve());
+  const bool several_nodes = session->nodes.nodes() > 1;
+  session->heap = std::make_unique<heap::SymmetricHeap>(backend, comm, heap_bytes + trace_heap_reserve(),
+                                                        several_nodes ? session->nodes.node_of : std::vector<int>{});
+  if (several_nodes) {
+    if (backend.name() != std::string("cpu")) {
+      std::string refusal;
+      heap::all_or_none(comm, "iris.init(): the transport and GPU memory", [&] {
+        refusal = comm.device_memory_refusal(backend.name());
+        if (!refusal.empty()) {
+          throw Error(Errc::environment, format("this job spans %d nodes, and between them the transport must reach "
+                                                "every rank's heap: %s",
+                                                session->nodes.nodes(), refusal.c_str()));
+        }
+      });
+    }
+    session->proxy = std::make_unique<Proxy>(comm, backend, session->heap->local_base(), session->heap->size());
+  }
   session->mailbox = backend.allocate_mapped_host(sizeof(abi::DeviceMailbox));
   backend.watch_mailbox(session->mailbox);  // a device fault then reports a failed wait
   comm::hang::set_kernels_in_flight([&backend] { return backend.kernels_in_flight(); });
@@ -196,6 +236,7 @@ programs::Registry& registry() {
     d.heap_bases = s.heap->device_heap_bases();
     d.heap_base = s.heap->base_of(d.rank);
     d.mailbox = s.mailbox;
+    d.proxy = s.proxy ? s.proxy->device_ring() : nullptr;
     s.programs = std::make_unique<programs::Registry>(d, programs::RegistryOptions::from_environment());
   }
   return *s.programs;

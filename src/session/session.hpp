@@ -11,6 +11,7 @@
 #include <string>
 
 #include "runtime/backend.hpp"
+#include "session/node_layout.hpp"
 
 namespace iris::comm {
 class Comm;
@@ -27,7 +28,10 @@ namespace iris::session {
 struct InitOptions {
   std::string backend;    // "": IRIS_BACKEND, else auto (iris.init{backend=} names one)
   size_t heap_bytes = 0;  // 0: IRIS_HEAP_SIZE, else the backend's default
+  int node_size = 0;      // 0: IRIS_NODE_SIZE, else one node per host (iris.init{node_size=})
 };
+
+class Proxy;
 
 struct Session {
   comm::Comm& comm;
@@ -35,6 +39,8 @@ struct Session {
   std::unique_ptr<heap::SymmetricHeap> heap;
   runtime::MappedHostBuffer mailbox;              // abi::DeviceMailbox, read after faults
   std::unique_ptr<programs::Registry> programs;  // compiled programs and their kernels, made at first use
+  NodeLayout nodes;                               // which ranks share a node (docs/multinode.md)
+  std::unique_ptr<Proxy> proxy;                   // the host proxy; only when the job spans nodes
   // The ranks (this one included) whose kernels run on this rank's device, from what iris.init learned
   // of every rank's device (1 on the cpu backend): they share its multiprocessors (iris_device_sharing).
   int ranks_on_device = 1;
@@ -50,7 +56,7 @@ comm::Comm& comm();
 
 // Collective. Creates the process's session, or returns the existing one (a second iris.init(); the
 // Lua side decides whether its arguments conflict with the first). Every rank ends on the same
-// backend, all on one node, or every rank fails with the reason.
+// backend, or every rank fails with the reason. Ranks on other nodes are reached through the host proxy.
 Session& init(const InitOptions& options);
 // The session; throws Error(invalid_argument) "call iris.init() first" before init().
 Session& current();

@@ -18,7 +18,7 @@ check.equal(iris.init { backend = ctx.backend }, ctx, "the same backend again")
 check.fails("cannot grow the heap to " .. require("iris.context").human_bytes(2 * ctx.heap_size),
   function() iris.init { heap_size = 2 * ctx.heap_size } end)
 check.fails("cannot switch to backend", function() iris.init { backend = ctx.backend == "cpu" and "cuda" or "cpu" } end)
-check.fails("iris.init: unknown option 'heapsize' (did you mean 'heap_size'? options: backend, heap_size)", function() iris.init { heapsize = 1 } end)
+check.fails("iris.init: unknown option 'heapsize' (did you mean 'heap_size'? options: backend, heap_size, node_size)", function() iris.init { heapsize = 1 } end)
 check.fails("cannot read 'lots' as a size", function() iris.init { heap_size = "lots" } end)
 
 ctx:synchronize()

@@ -6,7 +6,7 @@
 #ifndef IRIS_IMPL_ABI_H
 #define IRIS_IMPL_ABI_H
 
-#define IRIS_DEVICE_ABI_VERSION 3
+#define IRIS_DEVICE_ABI_VERSION 4
 
 #if defined(__CUDACC_RTC__) || defined(__HIPCC_RTC__)
 /* Run-time compilers have no <stdint.h>; the platform header defines the fixed-width types. */
@@ -179,6 +179,73 @@ struct TraceBuffer {
   uint64_t reserved[6];
 };
 
+/* ---- ranks on other nodes (docs/multinode.md) -------------------------------------------------------
+ * The heap bases table holds, for a rank on another node, no address but IRIS_REMOTE_TAG | rank << 48:
+ * translate() then yields tag | rank << 48 | offset, which carries the rank and the heap offset, and
+ * which the device API recognises by its sign bit (one predictable branch on the node-local path). Such
+ * an address is not dereferenceable: only the device API takes it, and sends the access through the
+ * rank's host proxy. */
+#define IRIS_REMOTE_TAG 0x8000000000000000ull
+#define IRIS_REMOTE_RANK_SHIFT 48
+#define IRIS_REMOTE_OFFSET_MASK 0x0000ffffffffffffull
+
+/* What a device thread asks the host proxy (session/proxy.hpp) to do on another node's rank. */
+#define IRIS_PROXY_LOAD 1      /* width bytes at (rank, offset) -> result */
+#define IRIS_PROXY_STORE 2     /* width bytes of value -> (rank, offset) */
+#define IRIS_PROXY_PUT 3       /* bytes from this process's address `local` -> (rank, offset) */
+#define IRIS_PROXY_GET 4       /* bytes at (rank, offset) -> this process's address `local` */
+#define IRIS_PROXY_ATOMIC 5    /* atomic `atomic` of `type` with value (and compare) -> result: the old value */
+/* Element types of atomics (and of loads and stores, by width). */
+#define IRIS_PROXY_U8 0
+#define IRIS_PROXY_U16 1
+#define IRIS_PROXY_U32 2
+#define IRIS_PROXY_U64 3
+#define IRIS_PROXY_I32 4
+#define IRIS_PROXY_I64 5
+#define IRIS_PROXY_F32 6
+#define IRIS_PROXY_F64 7
+#define IRIS_PROXY_HALF 8
+#define IRIS_PROXY_BFLOAT16 9
+/* Atomic operations. */
+#define IRIS_PROXY_ADD 0
+#define IRIS_PROXY_XCHG 1
+#define IRIS_PROXY_CAS 2
+#define IRIS_PROXY_AND 3
+#define IRIS_PROXY_OR 4
+#define IRIS_PROXY_XOR 5
+#define IRIS_PROXY_MIN 6
+#define IRIS_PROXY_MAX 7
+/* A slot's state, in `seq` (ticket t of a ring of capacity n): t free for the thread holding ticket t;
+ * t + 1 posted; t + 2 done (result and status written by the proxy); the thread then reads the result
+ * and frees the slot for ticket t + n. */
+#define IRIS_PROXY_STATUS_OK 0
+#define IRIS_PROXY_STATUS_OUTSIDE 1 /* the address lies outside the target's heap */
+#define IRIS_PROXY_STATUS_FAILED 2  /* the transport failed: the host reports why and ends the job */
+
+struct ProxySlot {
+  uint64_t seq;
+  uint32_t op;       /* IRIS_PROXY_LOAD ... */
+  uint32_t type;     /* IRIS_PROXY_U8 ...: loads and stores by width, atomics by type */
+  uint32_t atomic;   /* IRIS_PROXY_ADD ... */
+  int32_t rank;      /* the target */
+  uint64_t offset;   /* in the target's heap */
+  uint64_t local;    /* PUT/GET: the address in this process */
+  uint64_t bytes;    /* PUT/GET: how many; LOAD/STORE: the width (1, 2, 4, 8 or 16) */
+  uint64_t value[2]; /* STORE and ATOMIC operands (the compare value of a CAS in value[1]); LOAD, ATOMIC: the result */
+  uint32_t status;   /* IRIS_PROXY_STATUS_* */
+  uint32_t reserved;
+};
+
+/* The ring a rank's device threads post into and its host proxy serves, in host-mapped memory. */
+#define IRIS_PROXY_RING_SLOTS 1024
+struct ProxyRing {
+  uint64_t head;         /* tickets taken by device threads (atomic, system scope) */
+  uint64_t reserved_head[7];
+  uint64_t tail;         /* tickets the proxy has served */
+  uint64_t reserved_tail[7];
+  struct ProxySlot slots[IRIS_PROXY_RING_SLOTS];
+};
+
 /* Every compiled module has one module-scope variable of this type, named __iris_module_state, that
  * the host writes after loading the module. Device-side helpers that need no Context (wait_until's
  * report, the trap message) read it. */
@@ -189,6 +256,7 @@ struct ModuleState {
   struct DeviceMailbox* mailbox;
   int64_t wait_timeout_ns; /* budget of one wait_until spin (IRIS_WAIT_TIMEOUT) */
   struct TraceBuffer* trace; /* the rank's device trace buffer; null when no trace ever started */
+  struct ProxyRing* proxy;   /* the host proxy's ring; null when every rank is on this rank's node */
 };
 
 /* ---- cpu backend: how kernels built by the host compiler reach the executor ---------------------- */

@@ -94,7 +94,9 @@ template <class T>
 IRIS_DEVICE T atomic_add(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
   static_assert(detail::atomic_int<T>::value || detail::is_float32_64<T>::value || detail::is_float16<T>::value,
                 "iris::atomic_add takes " IRIS_ATOMIC_TYPES_ARITH ", iris::half or iris::bfloat16");
-  return detail::add(translate(p, from_rank, to_rank, hb), v, sem, scope);
+  T* q = translate(p, from_rank, to_rank, hb);
+  if (detail::is_remote(q)) return detail::remote_atomic(IRIS_PROXY_ADD, q, v);
+  return detail::add(q, v, sem, scope);
 }
 
 template <class T>
@@ -103,10 +105,13 @@ IRIS_DEVICE T atomic_sub(T* p, T v, int from_rank, int to_rank, const uint64_t* 
                 "iris::atomic_sub takes " IRIS_ATOMIC_TYPES_ARITH ", iris::half or iris::bfloat16");
   T* q = translate(p, from_rank, to_rank, hb);
   if constexpr (detail::atomic_int<T>::value) {
+    if (detail::is_remote(q)) return detail::remote_atomic(IRIS_PROXY_ADD, q, detail::negate_int(v));
     return detail::add(q, detail::negate_int(v), sem, scope);
   } else if constexpr (detail::is_float32_64<T>::value) {
+    if (detail::is_remote(q)) return detail::remote_atomic(IRIS_PROXY_ADD, q, static_cast<T>(-v));
     return detail::add(q, static_cast<T>(-v), sem, scope);
   } else {
+    if (detail::is_remote(q)) return detail::remote_atomic(IRIS_PROXY_ADD, q, static_cast<T>(-static_cast<float>(v)));
     return detail::add(q, static_cast<T>(-static_cast<float>(v)), sem, scope);
   }
 }
@@ -115,7 +120,9 @@ template <class T>
 IRIS_DEVICE T atomic_xchg(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
   static_assert(detail::atomic_int<T>::value || detail::is_float32_64<T>::value,
                 "iris::atomic_xchg takes " IRIS_ATOMIC_TYPES_ARITH);
-  return detail::exchange_any(translate(p, from_rank, to_rank, hb), v, sem, scope);
+  T* q = translate(p, from_rank, to_rank, hb);
+  if (detail::is_remote(q)) return detail::remote_atomic(IRIS_PROXY_XCHG, q, v);
+  return detail::exchange_any(q, v, sem, scope);
 }
 
 template <class T>
@@ -123,34 +130,41 @@ IRIS_DEVICE T atomic_cas(T* p, T cmp, T v, int from_rank, int to_rank, const uin
                          Scope scope) {
   static_assert(detail::atomic_int<T>::value || detail::is_float32_64<T>::value,
                 "iris::atomic_cas takes " IRIS_ATOMIC_TYPES_ARITH);
-  return detail::cas_any(translate(p, from_rank, to_rank, hb), cmp, v, sem, scope);
+  T* q = translate(p, from_rank, to_rank, hb);
+  if (detail::is_remote(q)) return detail::remote_atomic(IRIS_PROXY_CAS, q, v, cmp);
+  return detail::cas_any(q, cmp, v, sem, scope);
 }
 
 template <class T>
 IRIS_DEVICE T atomic_min(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
   static_assert(detail::atomic_int<T>::value || detail::is_float32_64<T>::value,
                 "iris::atomic_min takes " IRIS_ATOMIC_TYPES_ARITH);
-  return detail::min_max<T, false>(translate(p, from_rank, to_rank, hb), v, sem, scope);
+  T* q = translate(p, from_rank, to_rank, hb);
+  if (detail::is_remote(q)) return detail::remote_atomic(IRIS_PROXY_MIN, q, v);
+  return detail::min_max<T, false>(q, v, sem, scope);
 }
 
 template <class T>
 IRIS_DEVICE T atomic_max(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
   static_assert(detail::atomic_int<T>::value || detail::is_float32_64<T>::value,
                 "iris::atomic_max takes " IRIS_ATOMIC_TYPES_ARITH);
-  return detail::min_max<T, true>(translate(p, from_rank, to_rank, hb), v, sem, scope);
+  T* q = translate(p, from_rank, to_rank, hb);
+  if (detail::is_remote(q)) return detail::remote_atomic(IRIS_PROXY_MAX, q, v);
+  return detail::min_max<T, true>(q, v, sem, scope);
 }
 
-#define IRIS_DEFINE_BITWISE_ATOMIC(name, primitive)                                                         \
+#define IRIS_DEFINE_BITWISE_ATOMIC(name, primitive, proxy_op)                                               \
   template <class T>                                                                                        \
   IRIS_DEVICE T name(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) { \
     static_assert(detail::atomic_int<T>::value, "iris::" #name " takes " IRIS_ATOMIC_TYPES_INT);             \
     typedef typename detail::uint_of_size<sizeof(T)>::type U;                                               \
-    return detail::bitwise(translate(p, from_rank, to_rank, hb), v,                                         \
-                           [sem, scope](U* q, U x) { return detail::primitive(q, x, sem, scope); });        \
+    T* target = translate(p, from_rank, to_rank, hb);                                                       \
+    if (detail::is_remote(target)) return detail::remote_atomic(proxy_op, target, v);                       \
+    return detail::bitwise(target, v, [sem, scope](U* q, U x) { return detail::primitive(q, x, sem, scope); }); \
   }
-IRIS_DEFINE_BITWISE_ATOMIC(atomic_and, fetch_and)
-IRIS_DEFINE_BITWISE_ATOMIC(atomic_or, fetch_or)
-IRIS_DEFINE_BITWISE_ATOMIC(atomic_xor, fetch_xor)
+IRIS_DEFINE_BITWISE_ATOMIC(atomic_and, fetch_and, IRIS_PROXY_AND)
+IRIS_DEFINE_BITWISE_ATOMIC(atomic_or, fetch_or, IRIS_PROXY_OR)
+IRIS_DEFINE_BITWISE_ATOMIC(atomic_xor, fetch_xor, IRIS_PROXY_XOR)
 #undef IRIS_DEFINE_BITWISE_ATOMIC
 
 }  // namespace iris

@@ -7,11 +7,6 @@
 namespace iris {
 namespace detail {
 
-IRIS_DEVICE unsigned int block_thread_index() {
-  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
-}
-IRIS_DEVICE unsigned int block_thread_count() { return blockDim.x * blockDim.y * blockDim.z; }
-
 // How many 16-byte loads each thread has in flight before its stores. Remote loads over NVLink/xGMI
 // take microseconds; more in flight hides more of that, at the cost of registers. Tunable per
 // compile (iris.compile(src, {defines = {IRIS_BLOCK_COPY_UNROLL = 8}})); docs/perf.md has the sweep.
@@ -90,21 +85,42 @@ IRIS_DEVICE void block_copy(const T* src, T* dst, size_t count, bool to_another_
 
 }  // namespace detail
 
+namespace detail {
+// A block copy where either side may be on another node (remote.hpp): that side's rank is reached
+// through the host proxy, each thread posting its slice; otherwise `local_copy` copies.
+template <class T, class LocalCopy>
+IRIS_DEVICE void block_copy_any(const T* src, T* dst, size_t count, LocalCopy local_copy) {
+  const bool from_remote = is_remote(src), to_remote = is_remote(dst);
+  if (!from_remote && !to_remote) return local_copy();
+  if (from_remote && to_remote) {
+    RemoteRequest r{IRIS_PROXY_GET, 0u, 0u, remote_rank(src), remote_offset(src), 0ull, count * sizeof(T), {0ull, 0ull}};
+    remote_failure(r, [](Text& t) {
+      t.put("a copy_block between two ranks of other nodes is not supported: get_block into this rank, then put_block");
+    });
+  }
+  if (to_remote) return remote_block(IRIS_PROXY_PUT, dst, src, count * sizeof(T));
+  remote_block(IRIS_PROXY_GET, src, dst, count * sizeof(T));
+}
+}  // namespace detail
+
 template <class T>
 IRIS_DEVICE void put_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, const uint64_t* hb) {
-  detail::block_copy(src, translate(dst, from_rank, to_rank, hb), count, from_rank != to_rank);
+  T* to = translate(dst, from_rank, to_rank, hb);
+  detail::block_copy_any(src, to, count, [&] { detail::block_copy(src, to, count, from_rank != to_rank); });
 }
 
 template <class T>
 IRIS_DEVICE void get_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, const uint64_t* hb) {
-  detail::block_copy(translate(src, from_rank, to_rank, hb), dst, count, false);
+  const T* from = translate(src, from_rank, to_rank, hb);
+  detail::block_copy_any(from, dst, count, [&] { detail::block_copy(from, dst, count, false); });
 }
 
 template <class T>
 IRIS_DEVICE void copy_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, int cur_rank,
                             const uint64_t* hb) {
-  detail::block_copy(translate(src, cur_rank, from_rank, hb), translate(dst, cur_rank, to_rank, hb), count,
-                     to_rank != cur_rank);
+  const T* from = translate(src, cur_rank, from_rank, hb);
+  T* to = translate(dst, cur_rank, to_rank, hb);
+  detail::block_copy_any(from, to, count, [&] { detail::block_copy(from, to, count, to_rank != cur_rank); });
 }
 
 }  // namespace iris

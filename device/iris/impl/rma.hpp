@@ -12,31 +12,45 @@ IRIS_DEVICE T* translate(T* p, int from_rank, int to_rank, const uint64_t* hb) {
 }
 
 // Plain accesses go through detail::plain_load/plain_store (order.hpp): the memory itself, or the cpu
-// backend's store buffers in its weak memory model, which hold back stores to another rank's heap.
+// backend's store buffers in its weak memory model, which hold back stores to another rank's heap. An
+// address of a rank on another node (detail::is_remote) goes through the host proxy (remote.hpp).
+namespace detail {
+template <class T>
+IRIS_DEVICE T load_any(const T* q) {
+  if (is_remote(q)) return remote_load(q);
+  return plain_load(q);
+}
+template <class T>
+IRIS_DEVICE void store_any(T* q, const T& v, bool to_another_rank) {
+  if (is_remote(q)) return remote_store(q, v);
+  plain_store(q, v, to_another_rank);
+}
+}  // namespace detail
+
 template <class T>
 IRIS_DEVICE T load(const T* p, int to_rank, int from_rank, const uint64_t* hb) {
-  return detail::plain_load(translate(p, to_rank, from_rank, hb));
+  return detail::load_any(translate(p, to_rank, from_rank, hb));
 }
 
 template <class T>
 IRIS_DEVICE void store(T* p, T v, int from_rank, int to_rank, const uint64_t* hb) {
-  detail::plain_store(translate(p, from_rank, to_rank, hb), v, from_rank != to_rank);
+  detail::store_any(translate(p, from_rank, to_rank, hb), v, from_rank != to_rank);
 }
 
 template <class T>
 IRIS_DEVICE void get(const T* from_p, T* to_p, int from_rank, int to_rank, const uint64_t* hb) {
-  detail::plain_store(to_p, detail::plain_load(translate(from_p, from_rank, to_rank, hb)), false);
+  detail::plain_store(to_p, detail::load_any(translate(from_p, from_rank, to_rank, hb)), false);
 }
 
 template <class T>
 IRIS_DEVICE void put(const T* from_p, T* to_p, int from_rank, int to_rank, const uint64_t* hb) {
-  detail::plain_store(translate(to_p, from_rank, to_rank, hb), detail::plain_load(from_p), from_rank != to_rank);
+  detail::store_any(translate(to_p, from_rank, to_rank, hb), detail::plain_load(from_p), from_rank != to_rank);
 }
 
 template <class T>
 IRIS_DEVICE void copy(const T* src, T* dst, int from_rank, int to_rank, int cur_rank, const uint64_t* hb) {
-  detail::plain_store(translate(dst, cur_rank, to_rank, hb), detail::plain_load(translate(src, cur_rank, from_rank, hb)),
-                      to_rank != cur_rank);
+  detail::store_any(translate(dst, cur_rank, to_rank, hb), detail::load_any(translate(src, cur_rank, from_rank, hb)),
+                    to_rank != cur_rank);
 }
 
 }  // namespace iris

@@ -280,23 +280,35 @@ IRIS_DEVICE void block_copy_staged(const T* src, T* dst, size_t count, bool to_a
 }  // namespace staged
 }  // namespace detail
 
+// A side on another node goes through the host proxy instead (block_copy_any); the staging is for peer
+// links. The block meets at the end either way, as the staged copy does.
 template <class T>
 IRIS_DEVICE void put_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, const uint64_t* hb,
                            const Staging& staging) {
-  detail::staged::block_copy_staged(src, translate(dst, from_rank, to_rank, hb), count, from_rank != to_rank, staging);
+  T* to = translate(dst, from_rank, to_rank, hb);
+  detail::block_copy_any(src, to, count, [&] {
+    detail::staged::block_copy_staged(src, to, count, from_rank != to_rank, staging);
+  });
+  if (detail::is_remote(to)) __syncthreads();
 }
 
 template <class T>
 IRIS_DEVICE void get_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, const uint64_t* hb,
                            const Staging& staging) {
-  detail::staged::block_copy_staged(translate(src, from_rank, to_rank, hb), dst, count, false, staging);
+  const T* from = translate(src, from_rank, to_rank, hb);
+  detail::block_copy_any(from, dst, count, [&] { detail::staged::block_copy_staged(from, dst, count, false, staging); });
+  if (detail::is_remote(from)) __syncthreads();
 }
 
 template <class T>
 IRIS_DEVICE void copy_block(const T* src, T* dst, size_t count, int from_rank, int to_rank, int cur_rank,
                             const uint64_t* hb, const Staging& staging) {
-  detail::staged::block_copy_staged(translate(src, cur_rank, from_rank, hb), translate(dst, cur_rank, to_rank, hb),
-                                    count, to_rank != cur_rank, staging);
+  const T* from = translate(src, cur_rank, from_rank, hb);
+  T* to = translate(dst, cur_rank, to_rank, hb);
+  detail::block_copy_any(from, to, count, [&] {
+    detail::staged::block_copy_staged(from, to, count, to_rank != cur_rank, staging);
+  });
+  if (detail::is_remote(from) || detail::is_remote(to)) __syncthreads();
 }
 
 }  // namespace iris

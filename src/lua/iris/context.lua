@@ -41,7 +41,7 @@ end
 
 local the_context
 
-M.INIT_OPTIONS = { "backend", "heap_size" }
+M.INIT_OPTIONS = { "backend", "heap_size", "node_size" }
 
 -- "256 MiB": sizes as the C++ side words them in its messages.
 local function human(bytes) return ffi.string(C.iris_human_bytes(bytes)) end
@@ -72,6 +72,16 @@ local function new_context()
   fields.backend = ffi.string(C.iris_backend_name())
   fields.device_name = ffi.string(C.iris_device_name())
   fields.heap_size = tonumber(C.iris_heap_size())
+  -- Where this rank is among the nodes (docs/multinode.md): a node is the ranks of one host, or of
+  -- one simulated node (IRIS_NODE_SIZE, iris.init{node_size=}).
+  fields.node = C.iris_node_of(fields.rank)
+  fields.nodes = C.iris_nodes()
+  fields.local_rank = C.iris_local_rank_of(fields.rank)
+  local local_size = 0
+  for r = 0, fields.world_size - 1 do
+    if C.iris_node_of(r) == fields.node then local_size = local_size + 1 end
+  end
+  fields.local_size = local_size
   local ctx = setmetatable({}, Context)
   local ccl = require "iris.ccl"
   fields.ccl = ccl.new(ctx)
@@ -124,9 +134,14 @@ function M.init(options)
       type(backend))
   end
   local heap_bytes = options.heap_size ~= nil and heap_bytes_of(options.heap_size) or 0
+  local node_size = options.node_size
+  if node_size ~= nil and (type(node_size) ~= "number" or node_size % 1 ~= 0 or node_size < 1 or node_size > 2^20) then
+    errors.raise("invalid_argument", "iris.init: node_size is a whole number of ranks per simulated node, 1 or more, "
+      .. "got %s", tostring(node_size))
+  end
   if the_context == nil and C.iris_initialized() == 0 then
     if trace.state.on then trace.note_origin() end
-    errors.check_waiting(C.iris_init, backend or "", heap_bytes)
+    errors.check_waiting(C.iris_init, backend or "", heap_bytes, node_size or 0)
     the_context = new_context()
     if pending_seed then
       the_context._seed, the_context._seed_shared, the_context._draws =
@@ -137,6 +152,15 @@ function M.init(options)
   end
   the_context = the_context or new_context()
   check_second_init(the_context, backend, heap_bytes)
+  if node_size ~= nil then
+    for r = 0, the_context.world_size - 1 do
+      if C.iris_node_of(r) ~= math.floor(r / node_size) then
+        errors.raise("invalid_argument", "iris.init: already initialized with %d node%s; a second iris.init() returns "
+          .. "the same context and cannot regroup the ranks into nodes of %d", the_context.nodes,
+          the_context.nodes == 1 and "" or "s", node_size)
+      end
+    end
+  end
   return the_context
 end
 

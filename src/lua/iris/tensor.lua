@@ -14,6 +14,7 @@
 --               finalizer releases the block (local, deferred: iris.heap's release protocol)
 --   _view       made by view/narrow: keeps the base's block alive, cannot be freed itself
 --   _fixed      iris's own memory (ctx:heap_bases()): never freed, read-only
+--   _remote     a peer view of a rank on another node: its elements move through copies, never by dereference
 -- Element access is 1-based. On a backend whose device memory the host can address (cpu) get/set and
 -- bulk reads go straight through the pointer; elsewhere through backend copies. This file has the
 -- representation, element access and indexing, views and free; iris.tensor_data the operations on
@@ -172,7 +173,7 @@ local function make(dt, dims, strides, numel, offset, ptr, alloc)
     _shape = dims, _strides = strides, _ndim = #dims, _numel = numel,
     _contiguous = is_contiguous(dims, strides),
     _offset = offset, _ptr = ptr, _alloc = alloc,
-    _view = false, _fixed = false,
+    _view = false, _fixed = false, _remote = false,
   }, State)
   state.__index = state
   local t = newproxy()
@@ -228,10 +229,13 @@ function M.fixed(offset, dims, dt)
 end
 
 -- The same elements as `t` in rank `rank`'s heap (the same offset there), as this rank reaches them.
+-- A rank on another node has no address here: its view's pointer is the tag the transport decodes
+-- (docs/multinode.md), and its elements move through copies (the host proxy), never by dereference.
 function M.peer_view(t, rank)
   check_live(t, "peer view")
   local v = make(t._dt, t._shape, t._strides, t._numel, t._offset, heap_pointer(rank, t._offset, t._dt), t._alloc)
   v._view = true
+  if C.iris_node_of(rank) ~= C.iris_node_of(C.iris_rank()) then v._remote = true end
   return v
 end
 
@@ -267,7 +271,7 @@ end
 
 local function read_element(t, e)
   local dt = t._dt
-  if host_direct then return dt.decode(t._ptr[e]) end
+  if host_direct and not t._remote then return dt.decode(t._ptr[e]) end
   if capture.on then graph.refuse(nil, nil, "reading a tensor's element on the host") end
   local scratch = dt.scratch
   errors.check(C.iris_copy_to_host(scratch, t._ptr + e, dt.size))
@@ -276,7 +280,7 @@ end
 
 local function write_element(t, e, v, what)
   local dt = t._dt
-  if host_direct then
+  if host_direct and not t._remote then
     t._ptr[e] = dt.encode(v, what)
     return
   end
@@ -456,6 +460,7 @@ local function view_of(t, dims, strides, skip)
   local v = make(t._dt, dims, strides, numel, t._offset + skip * t._dt.size, t._ptr + skip, t._alloc)
   v._view = true
   v._fixed = t._fixed
+  v._remote = t._remote
   return v
 end
 

@@ -25,7 +25,7 @@ local function transfer(t, host, to_host)
   if capture.on then
     graph.refuse(nil, nil, to_host and "reading a tensor on the host" or "writing a tensor from the host")
   end
-  local host_direct = tensor.host_direct()
+  local host_direct = tensor.host_direct() and not t._remote
   local dims, strides, nd = t._shape, t._strides, t._ndim
   local esize = t._dt.size
   -- The trailing dimensions that are contiguous form one run.
@@ -83,7 +83,7 @@ M.release_buffer = release_buffer
 -- t's elements as contiguous host memory: a typed pointer and the staging buffer to release_buffer()
 -- afterwards (nil when the pointer is the tensor's own memory: cpu backend, contiguous tensor).
 local function host_elements(t)
-  if tensor.host_direct() and t._contiguous then return t._ptr, nil end
+  if tensor.host_direct() and t._contiguous and not t._remote then return t._ptr, nil end
   local host, memory = host_buffer(t._dt, t._numel)
   transfer(t, host, true)
   return host, memory
@@ -93,7 +93,7 @@ M.host_elements = host_elements
 -- Where t's new contents can be written as contiguous host memory; then finish_write(t, ptr, memory)
 -- moves them into the tensor (when they were staged) and releases the staging buffer.
 local function host_destination(t)
-  if tensor.host_direct() and t._contiguous then return t._ptr, nil end
+  if tensor.host_direct() and t._contiguous and not t._remote then return t._ptr, nil end
   return host_buffer(t._dt, t._numel)
 end
 M.host_destination = host_destination

@@ -1,0 +1,463 @@
+#include "session/proxy.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <vector>
+
+#include "comm/comm.hpp"
+#include "comm/rma_window.hpp"
+#include "core/error.hpp"
+#include "core/log.hpp"
+#include "heap/element_types.hpp"
+#include "iris/impl/abi.h"
+
+namespace iris::session {
+namespace {
+
+using comm::RmaWindow;
+
+uint64_t load_acquire(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+void store_release(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
+
+RmaWindow::Type width_type(uint64_t width) {
+  switch (width) {
+    case 1: return RmaWindow::Type::u8;
+    case 2: return RmaWindow::Type::u16;
+    case 4: return RmaWindow::Type::u32;
+    default: return RmaWindow::Type::u64;
+  }
+}
+
+RmaWindow::Type atomic_type(uint32_t type) {
+  switch (type) {
+    case IRIS_PROXY_U32: return RmaWindow::Type::u32;
+    case IRIS_PROXY_I32: return RmaWindow::Type::i32;
+    case IRIS_PROXY_I64: return RmaWindow::Type::i64;
+    case IRIS_PROXY_F32: return RmaWindow::Type::f32;
+    case IRIS_PROXY_F64: return RmaWindow::Type::f64;
+    default: return RmaWindow::Type::u64;
+  }
+}
+
+// The unsigned type of the same width, for operations MPI defines on integers only (compare-and-swap
+// of floats compares their bits, as the device's does; exchange moves bits).
+RmaWindow::Type bits_type(uint32_t type) {
+  return (type == IRIS_PROXY_U32 || type == IRIS_PROXY_I32 || type == IRIS_PROXY_F32) ? RmaWindow::Type::u32
+                                                                                      : RmaWindow::Type::u64;
+}
+
+RmaWindow::Op atomic_op(uint32_t atomic) {
+  switch (atomic) {
+    case IRIS_PROXY_ADD: return RmaWindow::Op::sum;
+    case IRIS_PROXY_XCHG: return RmaWindow::Op::replace;
+    case IRIS_PROXY_AND: return RmaWindow::Op::band;
+    case IRIS_PROXY_OR: return RmaWindow::Op::bor;
+    case IRIS_PROXY_XOR: return RmaWindow::Op::bxor;
+    case IRIS_PROXY_MIN: return RmaWindow::Op::min;
+    default: return RmaWindow::Op::max;
+  }
+}
+
+}  // namespace
+
+Proxy::Proxy(comm::Comm& comm, runtime::Backend& backend, void* heap, size_t heap_bytes)
+    : comm_(comm), backend_(backend), heap_(heap), heap_bytes_(heap_bytes) {
+  if (!comm.threads_may_call_mpi()) {
+    throw Error(Errc::environment,
+                "ranks on several nodes need the host proxy, a thread that calls MPI beside the main thread, but MPI "
+                "gave only " + comm.thread_level_name() + " (not MPI_THREAD_MULTIPLE): use an MPI library built with "
+                "thread support (Open MPI's is) and let iris-lua initialize MPI");
+  }
+  window_ = RmaWindow::create(comm, heap, heap_bytes);
+  // Where the host can apply atomics to its own heap (the cpu backend), the target's proxy applies the
+  // atomics other nodes send: MPI's accumulates are atomic only among themselves, not with the device's
+  // own atomics on the same word (docs/decisions.md).
+  target_applies_atomics_ = backend.host_addressable();
+  ring_buffer_ = backend.allocate_mapped_host(sizeof(abi::ProxyRing));
+  ring_ = static_cast<abi::ProxyRing*>(ring_buffer_.host);
+  std::memset(static_cast<void*>(ring_), 0, sizeof(abi::ProxyRing));
+  for (uint64_t i = 0; i < IRIS_PROXY_RING_SLOTS; ++i) ring_->slots[i].seq = i;
+  thread_ = std::thread([this] { run(); });
+}
+
+Proxy::~Proxy() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+  window_.reset();
+  if (ring_buffer_.host != nullptr) backend_.free_mapped_host(ring_buffer_);
+}
+
+abi::ProxyRing* Proxy::device_ring() const { return static_cast<abi::ProxyRing*>(ring_buffer_.device); }
+
+std::string Proxy::transport() const {
+  return window_->component().empty() ? "MPI one-sided" : "MPI one-sided, " + window_->component();
+}
+
+void Proxy::check_range(int rank, uint64_t offset, size_t bytes) const {
+  if (rank < 0 || rank >= comm_.size() || offset > heap_bytes_ || bytes > heap_bytes_ - offset) {
+    throw Error(Errc::invalid_argument, format("a transfer of %zu bytes at heap offset %llu of rank %d lies outside "
+                                               "its heap (%zu bytes)",
+                                               bytes, static_cast<unsigned long long>(offset), rank, heap_bytes_));
+  }
+}
+
+void Proxy::put(int rank, uint64_t offset, const void* local, size_t bytes) {
+  check_range(rank, offset, bytes);
+  std::lock_guard<std::mutex> lock(transport_);
+  window_->put(local, bytes, rank, offset);
+  window_->flush_all();
+}
+
+void Proxy::get(int rank, uint64_t offset, void* local, size_t bytes) {
+  check_range(rank, offset, bytes);
+  std::lock_guard<std::mutex> lock(transport_);
+  window_->get(local, bytes, rank, offset);
+  window_->flush_all();
+}
+
+namespace {
+
+constexpr int kTagAtomic = 1;
+constexpr int kTagReply = 2;
+
+// An atomic the target's own proxy applies (Proxy::target_applies_atomics_), and its answer.
+struct AtomicMessage {
+  uint64_t id;  // the origin's ticket
+  uint64_t offset;
+  uint64_t value[2];
+  uint32_t type, atomic;
+};
+struct AtomicReply {
+  uint64_t id;
+  uint64_t old;
+};
+
+template <class T>
+T bits_as(uint64_t bits) {
+  T v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+template <class T>
+uint64_t as_bits(T v) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof v);
+  return bits;
+}
+
+// *p = op(*p) by compare-and-swap on the bits of a W-byte word: returns the old bits.
+template <class W, class Op>
+uint64_t cas_loop(void* p, Op op) {
+  W* word = static_cast<W*>(p);
+  W old = __atomic_load_n(word, __ATOMIC_RELAXED);
+  for (;;) {
+    const W desired = static_cast<W>(op(static_cast<uint64_t>(old)));
+    if (__atomic_compare_exchange_n(word, &old, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED)) {
+      return static_cast<uint64_t>(old);
+    }
+  }
+}
+
+// The value of an atomic's type as a double, and back, for the arithmetic of min, max and float adds.
+double value_of(uint32_t type, uint64_t bits) {
+  switch (type) {
+    case IRIS_PROXY_I32: return bits_as<int32_t>(bits);
+    case IRIS_PROXY_U32: return bits_as<uint32_t>(bits);
+    case IRIS_PROXY_F32: return bits_as<float>(bits);
+    case IRIS_PROXY_F64: return bits_as<double>(bits);
+    case IRIS_PROXY_HALF: return heap::float16_to_double(static_cast<uint16_t>(bits));
+    case IRIS_PROXY_BFLOAT16: return heap::bfloat16_to_double(static_cast<uint16_t>(bits));
+    default: return 0;
+  }
+}
+
+// Applies an atomic to this rank's own heap with the host's atomics, which are atomic with the
+// device's own (the cpu backend's kernels use the same instructions): returns the old bits.
+uint64_t apply_atomic(void* p, uint32_t type, uint32_t atomic, uint64_t value, uint64_t compare) {
+  const bool is64 = type == IRIS_PROXY_U64 || type == IRIS_PROXY_I64 || type == IRIS_PROXY_F64;
+  const bool is16 = type == IRIS_PROXY_HALF || type == IRIS_PROXY_BFLOAT16;
+  const bool integer = !is16 && type != IRIS_PROXY_F32 && type != IRIS_PROXY_F64;
+  const bool is_signed = type == IRIS_PROXY_I32 || type == IRIS_PROXY_I64;
+  if (atomic == IRIS_PROXY_CAS) {
+    if (is64) {
+      uint64_t expected = compare;
+      __atomic_compare_exchange_n(static_cast<uint64_t*>(p), &expected, value, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+      return expected;
+    }
+    uint32_t expected = static_cast<uint32_t>(compare);
+    __atomic_compare_exchange_n(static_cast<uint32_t*>(p), &expected, static_cast<uint32_t>(value), false,
+                                __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+    return expected;
+  }
+  if (integer && atomic != IRIS_PROXY_MIN && atomic != IRIS_PROXY_MAX) {
+    if (is64) {
+      auto* q = static_cast<uint64_t*>(p);
+      switch (atomic) {
+        case IRIS_PROXY_ADD: return __atomic_fetch_add(q, value, __ATOMIC_ACQ_REL);
+        case IRIS_PROXY_XCHG: return __atomic_exchange_n(q, value, __ATOMIC_ACQ_REL);
+        case IRIS_PROXY_AND: return __atomic_fetch_and(q, value, __ATOMIC_ACQ_REL);
+        case IRIS_PROXY_OR: return __atomic_fetch_or(q, value, __ATOMIC_ACQ_REL);
+        default: return __atomic_fetch_xor(q, value, __ATOMIC_ACQ_REL);
+      }
+    }
+    auto* q = static_cast<uint32_t*>(p);
+    const auto v = static_cast<uint32_t>(value);
+    switch (atomic) {
+      case IRIS_PROXY_ADD: return __atomic_fetch_add(q, v, __ATOMIC_ACQ_REL);
+      case IRIS_PROXY_XCHG: return __atomic_exchange_n(q, v, __ATOMIC_ACQ_REL);
+      case IRIS_PROXY_AND: return __atomic_fetch_and(q, v, __ATOMIC_ACQ_REL);
+      case IRIS_PROXY_OR: return __atomic_fetch_or(q, v, __ATOMIC_ACQ_REL);
+      default: return __atomic_fetch_xor(q, v, __ATOMIC_ACQ_REL);
+    }
+  }
+  if (atomic == IRIS_PROXY_XCHG) {
+    return is64 ? __atomic_exchange_n(static_cast<uint64_t*>(p), value, __ATOMIC_ACQ_REL)
+                : __atomic_exchange_n(static_cast<uint32_t*>(p), static_cast<uint32_t>(value), __ATOMIC_ACQ_REL);
+  }
+  // min and max of any type, adds of floats: computed on the old value, swapped in by compare-and-swap.
+  const auto next = [&](uint64_t old) -> uint64_t {
+    if (integer) {  // min/max of integers, compared in their own type
+      if (is64 && is_signed) {
+        const int64_t a = bits_as<int64_t>(old), b = bits_as<int64_t>(value);
+        return (atomic == IRIS_PROXY_MAX ? a < b : b < a) ? value : old;
+      }
+      if (is64) return (atomic == IRIS_PROXY_MAX ? old < value : value < old) ? value : old;
+      const double a = value_of(type, old), b = value_of(type, value);
+      return (atomic == IRIS_PROXY_MAX ? a < b : b < a) ? value : old;
+    }
+    const double a = value_of(type, old), b = value_of(type, value);
+    if (atomic == IRIS_PROXY_MIN || atomic == IRIS_PROXY_MAX) return (atomic == IRIS_PROXY_MAX ? a < b : b < a) ? value : old;
+    // Adds in the type's own precision, as the device does (atomics.hpp).
+    switch (type) {
+      case IRIS_PROXY_F32: return as_bits(bits_as<float>(old) + bits_as<float>(value));
+      case IRIS_PROXY_F64: return as_bits(bits_as<double>(old) + bits_as<double>(value));
+      case IRIS_PROXY_HALF: return heap::float16_from_double(static_cast<float>(a) + static_cast<float>(b));
+      default: return heap::bfloat16_from_double(static_cast<float>(a) + static_cast<float>(b));
+    }
+  };
+  if (is16) return cas_loop<uint16_t>(p, next);
+  return is64 ? cas_loop<uint64_t>(p, next) : cas_loop<uint32_t>(p, next);
+}
+
+size_t atomic_bytes(uint32_t type) {
+  if (type == IRIS_PROXY_HALF || type == IRIS_PROXY_BFLOAT16) return 2;
+  return type == IRIS_PROXY_U32 || type == IRIS_PROXY_I32 || type == IRIS_PROXY_F32 ? 4 : 8;
+}
+
+}  // namespace
+
+double Proxy::ping_pong(int peer, int rounds) {
+  constexpr int kTagPing = 3;
+  const bool first = comm_.rank() < peer;
+  std::vector<double> trips;
+  uint64_t token = 0;
+  const auto exchange = [&](bool send) {
+    const auto started = std::chrono::steady_clock::now();
+    for (;;) {
+      {
+        std::lock_guard<std::mutex> lock(transport_);
+        if (send) {
+          window_->send(peer, kTagPing, &token, sizeof token);
+          return;
+        }
+        int source = 0;
+        if (window_->receive(kTagPing, &source, &token, sizeof token)) return;
+      }
+      if (std::chrono::steady_clock::now() - started > std::chrono::seconds(30)) {
+        throw Error(Errc::environment, format("MPI ping-pong: rank %d did not answer in 30 s", peer));
+      }
+    }
+  };
+  for (int i = 0; i < rounds; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (first) {
+      exchange(true);
+      exchange(false);
+    } else {
+      exchange(false);
+      exchange(true);
+    }
+    trips.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(trips.begin(), trips.end());
+  return trips.empty() ? 0.0 : trips[trips.size() / 2];
+}
+
+// Atomics on 2-byte floats through the transport: MPI has no such type, so a compare-and-swap loop on
+// the bits, computed in float as the device does (atomics.hpp: add16).
+void Proxy::atomic16(abi::ProxySlot& slot) {
+  const bool half = slot.type == IRIS_PROXY_HALF;
+  const auto to_double = [half](uint16_t bits) { return half ? heap::float16_to_double(bits) : heap::bfloat16_to_double(bits); };
+  const auto from_double = [half](double v) { return half ? heap::float16_from_double(v) : heap::bfloat16_from_double(v); };
+  uint16_t operand = 0;
+  std::memcpy(&operand, &slot.value[0], 2);
+  uint16_t old = 0, zero = 0;
+  window_->fetch_and_op(&zero, &old, RmaWindow::Type::u16, RmaWindow::Op::no_op, slot.rank, slot.offset);
+  window_->flush_all();
+  for (;;) {
+    const float sum = static_cast<float>(to_double(old)) + static_cast<float>(to_double(operand));
+    const uint16_t desired = from_double(static_cast<double>(sum));
+    uint16_t seen = 0;
+    window_->compare_and_swap(&desired, &old, &seen, RmaWindow::Type::u16, slot.rank, slot.offset);
+    window_->flush_all();
+    if (seen == old) break;
+    old = seen;
+  }
+  slot.value[0] = 0;
+  std::memcpy(&slot.value[0], &old, 2);
+}
+
+bool Proxy::outside(const abi::ProxySlot& slot) const {
+  const uint64_t bytes = slot.op == IRIS_PROXY_ATOMIC ? atomic_bytes(slot.type) : slot.bytes;
+  return slot.rank < 0 || slot.rank >= comm_.size() || slot.offset > heap_bytes_ || bytes > heap_bytes_ - slot.offset;
+}
+
+// An atomic through the transport's own atomics (where the target's proxy does not apply them).
+void Proxy::transport_atomic(abi::ProxySlot& slot) {
+  if (slot.type == IRIS_PROXY_HALF || slot.type == IRIS_PROXY_BFLOAT16) return atomic16(slot);
+  if (slot.atomic == IRIS_PROXY_CAS) {
+    const uint64_t desired = slot.value[0], compare = slot.value[1];
+    window_->compare_and_swap(&desired, &compare, slot.value, bits_type(slot.type), slot.rank, slot.offset);
+  } else {
+    const uint64_t operand = slot.value[0];
+    const RmaWindow::Type type = slot.atomic == IRIS_PROXY_XCHG ? bits_type(slot.type) : atomic_type(slot.type);
+    window_->fetch_and_op(&operand, slot.value, type, atomic_op(slot.atomic), slot.rank, slot.offset);
+  }
+}
+
+// Issues the batch's requests with the transport, then completes them with one flush. Loads and
+// stores of consecutive addresses of one rank (a block's threads on consecutive elements) travel as one
+// transfer. Atomics the target's proxy applies are sent to it and complete when its answer comes.
+void Proxy::serve(const std::vector<uint64_t>& batch) {
+  struct Loaded {
+    size_t first, count, at;
+  };
+  std::vector<Loaded> loads;
+  staging_.resize(batch.size() * 16);
+  size_t at = 0;
+  std::vector<char> done(batch.size(), 1);
+  for (size_t i = 0; i < batch.size();) {
+    abi::ProxySlot& slot = ring_->slots[batch[i] % IRIS_PROXY_RING_SLOTS];
+    if (outside(slot)) {
+      slot.status = IRIS_PROXY_STATUS_OUTSIDE;
+      ++i;
+      continue;
+    }
+    if (slot.op == IRIS_PROXY_LOAD || slot.op == IRIS_PROXY_STORE) {
+      size_t j = i + 1;
+      uint64_t end = slot.offset + slot.bytes;
+      char* run = staging_.data() + at;
+      std::memcpy(run, slot.value, slot.bytes);
+      while (j < batch.size()) {
+        const abi::ProxySlot& next = ring_->slots[batch[j] % IRIS_PROXY_RING_SLOTS];
+        if (next.op != slot.op || next.rank != slot.rank || next.offset != end || outside(next)) break;
+        std::memcpy(run + (end - slot.offset), next.value, next.bytes);
+        end += next.bytes;
+        ++j;
+      }
+      const size_t bytes = end - slot.offset;
+      if (slot.op == IRIS_PROXY_STORE) {
+        window_->put(run, bytes, slot.rank, slot.offset);
+      } else {
+        window_->get(run, bytes, slot.rank, slot.offset);
+        loads.push_back({i, j - i, at});
+      }
+      at += bytes;
+      i = j;
+      continue;
+    }
+    void* local = reinterpret_cast<void*>(static_cast<uintptr_t>(slot.local));
+    if (slot.op == IRIS_PROXY_PUT) {
+      window_->put(local, slot.bytes, slot.rank, slot.offset);
+    } else if (slot.op == IRIS_PROXY_GET) {
+      window_->get(local, slot.bytes, slot.rank, slot.offset);
+    } else if (target_applies_atomics_) {
+      const AtomicMessage message{batch[i], slot.offset, {slot.value[0], slot.value[1]}, slot.type, slot.atomic};
+      window_->send(slot.rank, kTagAtomic, &message, sizeof message);
+      done[i] = 0;  // complete when the answer comes
+      ++awaiting_replies_;
+    } else {
+      transport_atomic(slot);
+    }
+    ++i;
+  }
+  window_->flush_all();
+  for (const Loaded& l : loads) {
+    const char* from = staging_.data() + l.at;
+    for (size_t k = l.first; k < l.first + l.count; ++k) {
+      abi::ProxySlot& slot = ring_->slots[batch[k] % IRIS_PROXY_RING_SLOTS];
+      std::memcpy(slot.value, from, slot.bytes);
+      from += slot.bytes;
+    }
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (done[i]) store_release(&ring_->slots[batch[i] % IRIS_PROXY_RING_SLOTS].seq, batch[i] + 2);
+  }
+}
+
+// Atomics other ranks' proxies sent to this rank's heap, and the answers to this rank's own.
+bool Proxy::serve_messages() {
+  bool served = false;
+  AtomicMessage message;
+  int source = 0;
+  while (window_->receive(kTagAtomic, &source, &message, sizeof message)) {
+    served = true;
+    void* p = static_cast<char*>(heap_) + message.offset;
+    const AtomicReply reply{message.id, apply_atomic(p, message.type, message.atomic, message.value[0], message.value[1])};
+    window_->send(source, kTagReply, &reply, sizeof reply);
+  }
+  AtomicReply reply;
+  while (window_->receive(kTagReply, &source, &reply, sizeof reply)) {
+    served = true;
+    --awaiting_replies_;
+    abi::ProxySlot& slot = ring_->slots[reply.id % IRIS_PROXY_RING_SLOTS];
+    slot.value[0] = reply.old;
+    store_release(&slot.seq, reply.id + 2);
+  }
+  return served;
+}
+
+void Proxy::run() {
+  std::vector<uint64_t> batch;
+  batch.reserve(IRIS_PROXY_RING_SLOTS);
+  uint64_t tail = 0;
+  auto idle_since = std::chrono::steady_clock::now();
+  while (!stop_.load(std::memory_order_relaxed)) {
+    batch.clear();
+    while (batch.size() < IRIS_PROXY_RING_SLOTS &&
+           load_acquire(&ring_->slots[tail % IRIS_PROXY_RING_SLOTS].seq) == tail + 1) {
+      batch.push_back(tail++);
+    }
+    bool messages = false;
+    {
+      std::lock_guard<std::mutex> lock(transport_);
+      try {
+        if (!batch.empty()) serve(batch);
+        messages = serve_messages();
+        window_->progress();
+      } catch (const std::exception& e) {
+        log::write(log::Level::error, std::string("the inter-node transport failed: ") + e.what());
+        for (uint64_t ticket : batch) {
+          ring_->slots[ticket % IRIS_PROXY_RING_SLOTS].status = IRIS_PROXY_STATUS_FAILED;
+          store_release(&ring_->slots[ticket % IRIS_PROXY_RING_SLOTS].seq, ticket + 2);
+        }
+      }
+    }
+    if (!batch.empty()) {
+      ring_->tail = tail;
+      served_.fetch_add(batch.size(), std::memory_order_relaxed);
+    }
+    if (!batch.empty() || messages) {
+      idle_since = std::chrono::steady_clock::now();
+    } else if (awaiting_replies_ > 0 || std::chrono::steady_clock::now() - idle_since < std::chrono::milliseconds(2)) {
+      // A device thread waits for every answer, and a flag's answer often follows within microseconds:
+      // while answers are due, and for a while after the last work, give the core away but keep looking.
+      std::this_thread::yield();
+    } else {
+      std::this_thread::sleep_for(std::chrono::microseconds(20));  // idle: an idle rank costs nothing
+    }
+  }
+}
+
+}  // namespace iris::session

@@ -1,0 +1,98 @@
+-- Nodes (docs/multinode.md): the layout the context reports, and the device API reaching every rank,
+-- on this rank's node or another, through the same calls. Registered at 1, 2 and 4 ranks as one node,
+-- and (tests/lua/CMakeLists.txt) at 4 ranks as 2 simulated nodes of 2 and 3 ranks as nodes of 2 and 1.
+local ctx = iris.init { heap_size = "32MiB" }
+local W, me = ctx.world_size, ctx.rank
+local N = tonumber(os.getenv("IRIS_NODE_SIZE") or "") or W
+
+local function fails_with(fn, pattern)
+  local ok, err = pcall(fn)
+  assert(not ok, "expected an error matching " .. pattern)
+  assert(tostring(err):find(pattern), tostring(err))
+end
+
+iris.test("ctx.node, ctx.nodes, ctx.local_rank and ctx.local_size describe the layout", function()
+  iris.assert_equal(ctx.node, math.floor(me / N))
+  iris.assert_equal(ctx.nodes, math.ceil(W / N))
+  iris.assert_equal(ctx.local_rank, me % N)
+  iris.assert_equal(ctx.local_size, math.min(N, W - ctx.node * N))
+  fails_with(function() ctx.node = 3 end, "read%-only")
+end)
+
+iris.test("a second iris.init with the same node_size is the same context, another is an error", function()
+  assert(iris.init { node_size = N } == ctx)
+  if W > 1 then
+    fails_with(function() iris.init { node_size = N == 1 and W or 1 } end, "cannot regroup the ranks into nodes")
+  end
+  fails_with(function() iris.init { node_size = 0 } end, "node_size is a whole number of ranks")
+end)
+
+iris.test("the heap bases table holds addresses for this node and a tag for the others", function()
+  local bases = ctx:heap_bases():to_table()
+  for r = 0, W - 1 do
+    local b = bases[r + 1]
+    if math.floor(r / N) == ctx.node then
+      assert(b > 0 and b < 2 ^ 63, ("rank %d's base is an address"):format(r))
+    else
+      assert(b >= 2 ^ 63, ("rank %d's base is tagged"):format(r))
+      iris.assert_equal(math.floor((b - 2 ^ 63) / 2 ^ 48), r)
+    end
+  end
+end)
+
+local mod = iris.compile [[
+// Every rank adds its rank + 1 into every rank's counter, stores into its slot of every rank's row,
+// raises its flag there (release), and waits for every rank's flag in its own heap.
+__global__ void all_pairs(iris::Context ctx, long long* counter, int* row, unsigned long long* flags,
+                          unsigned long long epoch) {
+  int peer = threadIdx.x;
+  if (peer >= ctx.world_size) return;
+  ctx.atomic_add(counter, (long long)(ctx.rank + 1), peer);
+  ctx.store(row + ctx.rank, ctx.rank * 10 + peer, peer);
+  ctx.signal_set(flags + ctx.rank, epoch, peer);
+  ctx.wait_until(flags + peer, iris::Cmp::ge, epoch);
+}
+// Reads back: what every rank holds in slot `me` of its row (loads), and a fetch-and-max.
+__global__ void read_back(iris::Context ctx, const int* row, int* seen, int* maxed) {
+  int peer = threadIdx.x;
+  if (peer >= ctx.world_size) return;
+  seen[peer] = ctx.load(row + ctx.rank, peer);
+  ctx.atomic_max(maxed, ctx.rank, peer);
+}
+// Half-precision atomics go through the transport's compare-and-swap.
+__global__ void add_half(iris::Context ctx, iris::half* h, int peer) { ctx.atomic_add(h, iris::half(1.0f), peer); }
+]]
+
+iris.test("loads, stores, atomics and signals reach every rank, and waits see them", function()
+  local counter, row = ctx:zeros(1, "int64"), ctx:zeros(W, "int32")
+  local flags, seen, maxed = ctx:zeros(W, "uint64"), ctx:zeros(W, "int32"), ctx:full(1, -1, "int32")
+  mod.all_pairs:launch({ grid = 1, block = W }, ctx, counter, row, flags, 1)
+  ctx:barrier()
+  iris.assert_equal(counter:item(), W * (W + 1) / 2)
+  local want = {}
+  for r = 0, W - 1 do want[r + 1] = r * 10 + me end
+  iris.assert_equal(row, want)
+  mod.read_back:launch({ grid = 1, block = W }, ctx, row, seen, maxed)
+  ctx:barrier()
+  for r = 0, W - 1 do want[r + 1] = me * 10 + r end
+  iris.assert_equal(seen, want)
+  iris.assert_equal(maxed:item(), W - 1)
+  local h = ctx:zeros(1, "float16")
+  mod.add_half:launch({ grid = 1, block = 1 }, ctx, h, (me + 1) % W)
+  ctx:barrier()
+  iris.assert_equal(h:item(), 1)
+end)
+
+iris.test("peer views of every rank copy and read through the transport", function()
+  local t = ctx:arange(me * 100, me * 100 + 8, 1, "int32")
+  ctx:barrier()
+  for r = 0, W - 1 do
+    iris.assert_equal(t:peer(r):get(3), r * 100 + 2)
+    iris.assert_equal(t:narrow(1, 2, 3):peer(r):to_table(), { r * 100 + 1, r * 100 + 2, r * 100 + 3 })
+  end
+  local inbox = ctx:full(8, -1, "int32")
+  inbox:peer((me + 1) % W):copy(t)
+  ctx:barrier()
+  local from = (me - 1) % W
+  iris.assert_equal(inbox:sum(), 8 * from * 100 + 28)
+end)
