@@ -764,6 +764,8 @@ function M.new(ctx)
     return t
   end
 
+  -- A job over several nodes: calls whose members span nodes run hierarchically (iris.ccl_nodes).
+  if ctx.nodes > 1 then return require("iris.ccl_nodes").wrap_ccl(ctx, ccl) end
   return ccl
 end
 

@@ -184,6 +184,10 @@ function M.new(ctx)
 
 
   -- out = a b on this rank alone (the GEMM of the bulk-synchronous baselines).
+  -- A job over several nodes: each fused op, once checked, is the GEMM here and ctx.ccl's hierarchical
+  -- collective (iris.ccl_nodes).
+  local across_nodes = ctx.nodes > 1 and require("iris.ccl_nodes").ops(ctx) or nil
+
   function ops.matmul(out, a, b, opts)
     local what = "ctx.ops.matmul"
     local dt, m, n, k = product_operands(what, out, a, b)
@@ -203,6 +207,7 @@ function M.new(ctx)
     local dt, m, n, k = product_operands(what, out, a, b)
     expect_shape(what, "out", out, m, n, "A x B")
     local o = read_options(what, "matmul_all_reduce", opts)
+    if across_nodes then return across_nodes.matmul_all_reduce(out, a, b, o) end
     local blocks = grid(what, o, tiles_of(m, n))
     log_plan(what, dt, m, n, k, o, blocks, 0)
     launch(kernel.builtin("ops/matmul_all_reduce")["ops_matmul_all_reduce_" .. dt.name], blocks, a, b, out, m, n, k,
@@ -219,6 +224,7 @@ function M.new(ctx)
     local W = ctx.world_size
     expect_shape(what, "out", out, o.dim == 1 and W * m or m, o.dim == 1 and n or W * n,
       ("A x B gathered from %d rank%s along dim %d"):format(W, W == 1 and "" or "s", o.dim))
+    if across_nodes then return across_nodes.matmul_all_gather(out, a, b, o) end
     local tiles = tiles_of(m, n)
     local specialized = o.variant == "specialized"
     local blocks, comm = grid(what, o, tiles, specialized and tiles or nil)
@@ -242,6 +248,7 @@ function M.new(ctx)
     end
     expect_shape(what, "out", out, m, n, "A gathered x B")
     local o = read_options(what, "all_gather_matmul", opts)
+    if across_nodes then return across_nodes.all_gather_matmul(out, a, b, o) end
     local staged = o.variant == "staged"
     local pieces = math.ceil(m / TILE) * (W - 1)
     local blocks, comm = grid(what, o, tiles_of(m, n), staged and pieces or nil)
@@ -268,6 +275,7 @@ function M.new(ctx)
     end
     local cm, cn = o.dim == 1 and m / W or m, o.dim == 1 and n or n / W
     expect_shape(what, "out", out, cm, cn, ("this rank's chunk of A x B along dim %d"):format(o.dim))
+    if across_nodes then return across_nodes.matmul_reduce_scatter(out, a, b, o) end
     local blocks = grid(what, o, tiles_of(cm, cn))
     local partial = workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)
     log_plan(what, dt, m, n, k, o, blocks, 0)

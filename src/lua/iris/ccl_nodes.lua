@@ -1,0 +1,225 @@
+-- ctx.ccl and ctx.ops on a job over several nodes (docs/multinode.md): each call whose members span
+-- nodes runs hierarchically, composed above the one-node collectives. The reduction inside each node
+-- is ctx.ccl's own, on the node's ranks (group = the node); between nodes, the node's results travel
+-- through the transport: peer views of ranks on other nodes (host copies through the host proxy) for
+-- the collectives that move data, and for the reductions one kernel (kernels/nodes/combine.hip) that
+-- reads every node's partial result through the device API and combines them in node order. Calls
+-- whose members all share a node run as on one node.
+--
+-- "Equal to one node's results": every rank gets the same bits, and integer results (and min, max,
+-- the bitwise operations) are exactly one node's; float sums and products associate differently
+-- (each node's partial first, then the partials in node order), so they may differ from a one-node
+-- run in the last bits, as results of two one-node variants do.
+local ffi = require "ffi"
+local errors = require "iris.errors"
+local kernel = require "iris.kernel"
+local C = ffi.C
+
+local M = {}
+
+
+-- The layout, read once: every node's ranks in rank order, and each node's first rank (its leader).
+local function layout(ctx)
+  local nodes, leaders = {}, {}
+  for r = 0, ctx.world_size - 1 do
+    local n = C.iris_node_of(r)
+    nodes[n + 1] = nodes[n + 1] or {}
+    table.insert(nodes[n + 1], r)
+  end
+  for n = 1, #nodes do leaders[n] = nodes[n][1] end
+  return nodes, leaders
+end
+
+local function copy_options(opts, changes)
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  for k, v in pairs(changes) do o[k] = v end
+  return o
+end
+
+local function group_text(list) return "{" .. table.concat(list, ", ") .. "}" end
+
+-- Wraps ctx.ccl's table `ccl` (made by iris.ccl for this context): same functions, same arguments.
+function M.wrap_ccl(ctx, ccl)
+  local codes = require "iris.codes" -- the dtype and reduction numbers the kernels take
+  local nodes, leaders = layout(ctx)
+  local mine = nodes[ctx.node + 1]
+  local leaders_tensor -- int32 tensor of the leaders, made at the first reduction (a collective allocation)
+
+  -- Whether a call with `opts` runs across nodes (every rank) or as on one node (its members share a
+  -- node); any other group is an error saying so.
+  local function across(what, opts)
+    local group = type(opts) == "table" and opts.group or nil
+    if group == nil then return true end
+    if type(group) ~= "table" then return false end -- ctx.ccl words the error
+    local first, spans, all = nil, false, #group == ctx.world_size
+    local seen = {}
+    for _, r in ipairs(group) do
+      if type(r) ~= "number" or r < 0 or r >= ctx.world_size then return false end -- ctx.ccl words it
+      local n = C.iris_node_of(r)
+      first = first or n
+      spans = spans or n ~= first
+      seen[r] = true
+    end
+    for r = 0, ctx.world_size - 1 do all = all and seen[r] == true end
+    if not spans then return false end
+    if all then return true end
+    local sorted = {}
+    for _, r in ipairs(group) do sorted[#sorted + 1] = r end
+    table.sort(sorted)
+    errors.raise("invalid_argument", "%s: the group %s spans nodes without being every rank; across nodes ctx.ccl "
+      .. "runs on every rank or on groups inside one node (not yet on other groups: docs/multinode.md)", what,
+      group_text(sorted))
+  end
+
+  -- The node's part of a reduction: ctx.ccl on the node's ranks (a copy on a node of one rank).
+  local function node_all_reduce(partial, inp, opts)
+    if #mine > 1 then
+      ccl.all_reduce(partial, inp, copy_options(opts, { group = mine, async = false }))
+    else
+      partial:copy(inp)
+    end
+  end
+
+  local function all_reduce(out, inp, opts)
+    local what = "ctx.ccl.all_reduce"
+    -- ctx.ccl's own checks first (shapes, dtypes, options), on a call inside the node.
+    local op = type(opts) == "table" and opts.op or "sum"
+    local partial = ctx:empty_like(inp)
+    local result = (out._contiguous and out ~= inp) and out or ctx:empty_like(out)
+    node_all_reduce(partial, inp, opts)
+    if not leaders_tensor then leaders_tensor = ctx:tensor(leaders, "int32") end
+    ctx:barrier() -- every node's partial is complete before any rank reads it
+    local n = partial:numel()
+    if n > 0 then
+      kernel.builtin("nodes/combine").nodes_combine:launch({ grid = math.max(1, math.min(64, math.ceil(n / 256))),
+        block = 256 }, result, partial, n, codes.DTYPE[inp.dtype], codes.REDUCTION[op] or 0, leaders_tensor,
+        #nodes, ctx)
+    end
+    ctx:barrier() -- no rank frees or rewrites its partial while another still reads it
+    if result ~= out then out:copy(result) end
+    partial:free()
+    if result ~= out then result:free() end
+    return out
+  end
+
+  -- Chunk `index` (0-based) of t along `dim`, `size` long.
+  local function chunk(t, dim, index, size) return t:narrow(dim, index * size + 1, size) end
+
+  local function dim_of(opts) return type(opts) == "table" and opts.dim or 1 end
+
+  -- Every rank's piece, read where it lies (this node's peers through their heaps, other nodes' ranks
+  -- through the transport), between two barriers: every source is complete before, none is changed
+  -- while read.
+  local function gather_pieces(fill)
+    ctx:barrier()
+    for r = 0, ctx.world_size - 1 do fill(r) end
+    ctx:barrier()
+  end
+
+  local wrapped = {}
+  for name, fn in pairs(ccl) do wrapped[name] = fn end
+
+  function wrapped.all_reduce(out, inp, opts)
+    if not across("ctx.ccl.all_reduce", opts) then return ccl.all_reduce(out, inp, opts) end
+    return all_reduce(out, inp, opts)
+  end
+
+  function wrapped.reduce_scatter(out, inp, opts)
+    if not across("ctx.ccl.reduce_scatter", opts) then return ccl.reduce_scatter(out, inp, opts) end
+    local dim = dim_of(opts)
+    local full = ctx:empty_like(inp)
+    all_reduce(full, inp, copy_options(opts, { group = false }))
+    out:copy(chunk(full, dim, ctx.rank, out:shape()[dim]))
+    full:free()
+    return out
+  end
+
+  function wrapped.all_gather(out, inp, opts)
+    if not across("ctx.ccl.all_gather", opts) then return ccl.all_gather(out, inp, opts) end
+    local dim = dim_of(opts)
+    local size = inp:shape()[dim]
+    -- In place (inp is this rank's chunk of out), rank r's piece is chunk r of its own out.
+    local in_place = inp._alloc == out._alloc
+    gather_pieces(function(r)
+      if r ~= ctx.rank then
+        chunk(out, dim, r, size):copy(in_place and chunk(out, dim, r, size):peer(r) or inp:peer(r))
+      elseif not in_place then
+        chunk(out, dim, r, size):copy(inp)
+      end
+    end)
+    return out
+  end
+
+  function wrapped.all_to_all(out, inp, opts)
+    if not across("ctx.ccl.all_to_all", opts) then return ccl.all_to_all(out, inp, opts) end
+    local dim = dim_of(opts)
+    local size = inp:shape()[dim] / ctx.world_size
+    if size % 1 ~= 0 then
+      errors.raise("invalid_argument", "ctx.ccl.all_to_all: inp's dimension %d (%d) does not divide by the %d ranks",
+        dim, inp:shape()[dim], ctx.world_size)
+    end
+    local received = ctx:empty_like(out)
+    gather_pieces(function(r)
+      local from = r == ctx.rank and inp or inp:peer(r)
+      chunk(received, dim, r, size):copy(chunk(from, dim, ctx.rank, size))
+    end)
+    out:copy(received)
+    received:free()
+    return out
+  end
+
+  function wrapped.broadcast(t, root, opts)
+    if type(root) == "table" and opts == nil then root, opts = nil, root end
+    if not across("ctx.ccl.broadcast", opts) then return ccl.broadcast(t, root, opts) end
+    root = root or 0
+    ctx:barrier()
+    if ctx.rank ~= root then t:copy(t:peer(root)) end
+    ctx:barrier()
+    return t
+  end
+
+  return wrapped
+end
+
+-- ctx.ops's fused operations across nodes, called by ctx.ops once it has checked the arguments: the
+-- GEMM on this rank, then the hierarchical collective (the overlap of the fused kernels is a one-node
+-- matter). `o`: the checked options.
+function M.ops(ctx)
+  local ops = {}
+  local function product(a, b, dtype)
+    local p = ctx:empty({ a:shape()[1], b:shape()[2] }, dtype)
+    ctx.ops.matmul(p, a, b)
+    return p
+  end
+
+  function ops.matmul_all_reduce(out, a, b, o)
+    ctx.ops.matmul(out, a, b)
+    return ctx.ccl.all_reduce(out, out)
+  end
+
+  -- This rank's product, then `collective` of it into out along o.dim.
+  local function product_then(collective)
+    return function(out, a, b, o)
+      local p = product(a, b, out.dtype)
+      ctx.ccl[collective](out, p, { dim = o.dim })
+      p:free()
+      return out
+    end
+  end
+  ops.matmul_all_gather = product_then("all_gather")
+  ops.matmul_reduce_scatter = product_then("reduce_scatter")
+
+  function ops.all_gather_matmul(out, a, b, o)
+    local gathered = ctx:empty({ a:shape()[1], a:shape()[2] * ctx.world_size }, a.dtype)
+    ctx.ccl.all_gather(gathered, a, { dim = 2 })
+    ctx.ops.matmul(out, gathered, b)
+    gathered:free()
+    return out
+  end
+
+
+  return ops
+end
+
+return M
