@@ -11,6 +11,11 @@ set(IRIS_TEST_ENVIRONMENT
   "IRIS_CROSS_COMPILE=${IRIS_TEST_CROSS_COMPILE}"  # NVRTC/hiprtc compile every kernel too (cmake/IrisDeviceSources.cmake)
   "NCCL_NVLS_ENABLE=0")
 
+# The tests of jobs over simulated nodes (docs/multinode.md): on the cpu backend whatever the test backend
+# (GPUs across nodes need a CUDA-aware MPI: tests/gpu/run_nodes.sh), nodes of 2 ranks, and Open MPI's
+# osc ucx, which needs no single-copy mechanism (the tests run without one; osc rdma would need it).
+set(IRIS_NODES_ENVIRONMENT "IRIS_BACKEND=cpu" "IRIS_NODE_SIZE=2" "OMPI_MCA_osc=ucx")
+
 # The launcher line for N ranks. --oversubscribe: CI has 2 cores and runs 4 ranks.
 set(IRIS_MPIRUN ${IRIS_MPIEXEC} --oversubscribe --bind-to none)
 

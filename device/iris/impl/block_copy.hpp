@@ -94,9 +94,7 @@ IRIS_DEVICE void block_copy_any(const T* src, T* dst, size_t count, LocalCopy lo
   if (!from_remote && !to_remote) return local_copy();
   if (from_remote && to_remote) {
     RemoteRequest r{IRIS_PROXY_GET, 0u, 0u, remote_rank(src), remote_offset(src), 0ull, count * sizeof(T), {0ull, 0ull}};
-    remote_failure(r, [](Text& t) {
-      t.put("a copy_block between two ranks of other nodes is not supported: get_block into this rank, then put_block");
-    });
+    remote_copy_unsupported(r);
   }
   if (to_remote) return remote_block(IRIS_PROXY_PUT, dst, src, count * sizeof(T));
   remote_block(IRIS_PROXY_GET, src, dst, count * sizeof(T));

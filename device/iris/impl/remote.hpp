@@ -58,8 +58,9 @@ template <class Why>
 
 // Posts `r`, waits until the proxy has carried it out, and returns the slot's result (loads, atomics).
 // Bounded like every device wait: a proxy that never answers (its transport stuck on a dead node)
-// becomes a device fault naming this rank and the target.
-IRIS_DEVICE void remote_call(RemoteRequest& r) {
+// becomes a device fault naming this rank and the target. Out of line: one copy per module, not one
+// per call site of every atomic and access (inlined, it tripled the compile time of atomic-heavy code).
+__device__ __noinline__ void remote_call(RemoteRequest& r) {
   abi::ProxyRing* ring = __iris_module_state.proxy;
   if (ring == nullptr) {
     remote_failure(r, [](Text& t) {
@@ -123,41 +124,55 @@ IRIS_DEVICE T from_words(const unsigned long long* words) {
   return v;
 }
 
-template <class T>
-IRIS_DEVICE RemoteRequest remote_request(unsigned int op, const void* p) {
-  RemoteRequest r{op, 0u, 0u, remote_rank(p), remote_offset(p), 0ull, sizeof(T), {0ull, 0ull}};
-  return r;
+// A load or store of `bytes` (1 to 16) at a remote address; `words` holds the value stored, or receives
+// the value loaded. Out of line, as remote_call.
+__device__ __noinline__ void remote_access(unsigned int op, const void* p, unsigned int bytes, unsigned long long* words) {
+  RemoteRequest r{op, 0u, 0u, remote_rank(p), remote_offset(p), 0ull, bytes, {words[0], words[1]}};
+  remote_call(r);
+  words[0] = r.value[0];
+  words[1] = r.value[1];
 }
 
+__device__ __noinline__ void remote_width_unsupported(const void* p, unsigned int bytes) {
+  RemoteRequest r{IRIS_PROXY_LOAD, 0u, 0u, remote_rank(p), remote_offset(p), 0ull, bytes, {0ull, 0ull}};
+  remote_failure(r, [](Text& t) {
+    t.put("a load or store of another node's rank moves 1, 2, 4, 8 or 16 bytes; use get_block/put_block for others");
+  });
+}
 template <class T>
-IRIS_DEVICE void check_remote_width(const RemoteRequest& r) {
+IRIS_DEVICE void check_remote_width(const void* p) {
   if (sizeof(T) != 1 && sizeof(T) != 2 && sizeof(T) != 4 && sizeof(T) != 8 && sizeof(T) != 16) {
-    remote_failure(r, [](Text& t) {
-      t.put("a load or store of another node's rank moves 1, 2, 4, 8 or 16 bytes; use get_block/put_block for others");
-    });
+    remote_width_unsupported(p, sizeof(T));
   }
+}
+
+__device__ __noinline__ void remote_copy_unsupported(const RemoteRequest& r) {
+  remote_failure(r, [](Text& t) {
+    t.put("a copy_block between two ranks of other nodes is not supported: get_block into this rank, then put_block");
+  });
 }
 
 template <class T>
 IRIS_DEVICE T remote_load(const T* p) {
-  RemoteRequest r = remote_request<T>(IRIS_PROXY_LOAD, p);
-  check_remote_width<T>(r);
-  remote_call(r);
-  return from_words<T>(r.value);
+  check_remote_width<T>(p);
+  unsigned long long words[2] = {0ull, 0ull};
+  remote_access(IRIS_PROXY_LOAD, p, sizeof(T), words);
+  return from_words<T>(words);
 }
 
 template <class T>
 IRIS_DEVICE void remote_store(T* p, const T& v) {
-  RemoteRequest r = remote_request<T>(IRIS_PROXY_STORE, p);
-  check_remote_width<T>(r);
-  to_words(v, r.value);
-  remote_call(r);
+  check_remote_width<T>(p);
+  unsigned long long words[2] = {0ull, 0ull};
+  to_words(v, words);
+  remote_access(IRIS_PROXY_STORE, p, sizeof(T), words);
 }
 
 // `bytes` between this process's `local` and a remote address, in slices the block's threads share
 // (at least 256 KiB each: fewer, larger transfers are what the transport moves fastest, and a small
 // copy is one request), each thread posting its own.
-IRIS_DEVICE void remote_block(unsigned int op, const void* remote, const void* local, unsigned long long bytes) {
+__device__ __noinline__ void remote_block(unsigned int op, const void* remote, const void* local,
+                                          unsigned long long bytes) {
   const unsigned long long threads = block_thread_count();
   const unsigned long long t = block_thread_index();
   unsigned long long slice = (bytes + threads - 1) / threads;
@@ -182,16 +197,21 @@ template <> struct proxy_type<double> { static constexpr unsigned int value = IR
 template <> struct proxy_type<::iris::half> { static constexpr unsigned int value = IRIS_PROXY_HALF; };
 template <> struct proxy_type<::iris::bfloat16> { static constexpr unsigned int value = IRIS_PROXY_BFLOAT16; };
 
-// An atomic on another node's rank: the old value. The proxy applies it with the transport's atomics.
+// An atomic on another node's rank: the old value's bits. Out of line, as remote_call.
+__device__ __noinline__ unsigned long long remote_atomic_bits(unsigned int atomic, unsigned int type, const void* p,
+                                                              unsigned int bytes, unsigned long long value,
+                                                              unsigned long long compare) {
+  RemoteRequest r{IRIS_PROXY_ATOMIC, type, atomic, remote_rank(p), remote_offset(p), 0ull, bytes, {value, compare}};
+  remote_call(r);
+  return r.value[0];
+}
+
 template <class T>
 IRIS_DEVICE T remote_atomic(unsigned int atomic, T* p, T v, T compare = T()) {
-  RemoteRequest r = remote_request<T>(IRIS_PROXY_ATOMIC, p);
-  r.type = proxy_type<T>::value;
-  r.atomic = atomic;
-  to_words(v, r.value);
-  to_words(compare, r.value + 1);
-  remote_call(r);
-  return from_words<T>(r.value);
+  typedef typename uint_of_size<sizeof(T)>::type U;
+  const unsigned long long bits = remote_atomic_bits(atomic, proxy_type<T>::value, p, sizeof(T), bit_cast<U>(v),
+                                                     bit_cast<U>(compare));
+  return bit_cast<T>(static_cast<U>(bits));
 }
 
 }  // namespace detail
