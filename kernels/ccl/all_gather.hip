@@ -41,9 +41,8 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 
 // inp (n elements) into chunk (member index) of every member's out.
 template <class S>
-__device__ __noinline__ void all_gather_ll(const detail::OneWay& ll, const S* inp, S* out, int64_t n) {
+IRIS_DEVICE void all_gather_ll(const detail::OneWay ll, const Team team, const S* inp, S* out, int64_t n) {
   using namespace ::iris::ccl::detail;
-  const Team& team = ll.call->team;
   const Words ws = words<S>(n);
   S* mine = out + team.index * n;
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
@@ -51,7 +50,7 @@ __device__ __noinline__ void all_gather_ll(const detail::OneWay& ll, const S* in
     for (int i = 1; i < team.size; ++i) ll.send(rotated(team, i), 0, w, x);
     if (mine != inp) store_word(mine, w, n, x);
   }
-  ll.exchange_headers();
+  ll.exchange_headers(team);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     for (int i = 0; i < team.size; ++i) {
       if (i != team.index) store_word(out + i * n, w, n, ll.receive(team.rank_of(i), 0, w));
@@ -81,6 +80,6 @@ __global__ void ccl_ll_all_gather(const void* inp, void* out, long count, int dt
   const Call call = one_way_call(ctx, "ctx.ccl.all_gather", all_gather_call, group_lo, group_hi, variant::ll, dtype, 0, 0,
                                  count, out, nullptr);
   const OneWay ll = one_way(call);
-  IRIS_CCL_FOR_SIZE(dtype, T, all_gather_ll<T>(ll, static_cast<const T*>(inp), static_cast<T*>(out), count))
+  IRIS_CCL_FOR_SIZE(dtype, T, all_gather_ll<T>(ll, call.team, static_cast<const T*>(inp), static_cast<T*>(out), count))
   call.finish();
 }

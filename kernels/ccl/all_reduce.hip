@@ -44,20 +44,19 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 // Every member's inp to every other member; out = their reduction in member order (the same bits on
 // every rank). In place is safe: a thread writes out's word w after reading inp's.
 template <class S>
-__device__ __noinline__ void ll_one_shot(const detail::OneWay& ll, const S* inp, S* out, int64_t n, detail::Reduction r) {
+IRIS_DEVICE void ll_one_shot(const detail::OneWay ll, const Team team, const S* inp, S* out, int64_t n, detail::Reduction r) {
   using namespace ::iris::ccl::detail;
-  const Team& team = ll.call->team;
   const Words ws = words<S>(n);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     const uint64_t x = load_word(inp, w, n);
     for (int i = 1; i < team.size; ++i) ll.send(rotated(team, i), 0, w, x);
   }
-  ll.exchange_headers();
+  ll.exchange_headers(team);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     WordValues<S> acc;
     for (int i = 0; i < team.size; ++i) {
       const int q = team.rank_of(i);
-      const uint64_t x = q == ll.me() ? load_word(inp, w, n) : ll.receive(q, 0, w);
+      const uint64_t x = q == ll.me ? load_word(inp, w, n) : ll.receive(q, 0, w);
       if (i == 0) {
         acc.load(x, r);
       } else {
@@ -72,16 +71,15 @@ __device__ __noinline__ void ll_one_shot(const detail::OneWay& ll, const S* inp,
 // every member's inp goes to member c (phase 0), which reduces it and sends the result to every member
 // (phase 1). Each member moves 2 (size - 1) / size of the message, in two one-way rounds.
 template <class S>
-__device__ __noinline__ void ll_two_shot_run(const detail::OneWay& ll, const S* inp, S* out, int64_t n, detail::Reduction r) {
+IRIS_DEVICE void ll_two_shot_run(const detail::OneWay ll, const Team team, const S* inp, S* out, int64_t n, detail::Reduction r) {
   using namespace ::iris::ccl::detail;
-  const Team& team = ll.call->team;
   const Words ws = words<S>(n);
   const int64_t per = (ws.count + team.size - 1) / team.size;
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     const int c = static_cast<int>(w / per);
     if (c != team.index) ll.send(team.rank_of(c), 0, w - c * per, load_word(inp, w, n));
   }
-  ll.exchange_headers();
+  ll.exchange_headers(team);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     const int c = static_cast<int>(w / per);
     if (c != team.index) continue;
@@ -130,9 +128,9 @@ __global__ void ccl_ll_all_reduce(const void* inp, void* out, long count, int dt
                                  count, inp, out);
   const OneWay ll = one_way(call);
   if (variant == variant::ll_two_shot) {
-    IRIS_CCL_FOR_DTYPE(dtype, T, ll_two_shot_run<typename storage<T>::type>(ll, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, reduction<T>(static_cast<Op>(op))))
+    IRIS_CCL_FOR_DTYPE(dtype, T, ll_two_shot_run<typename storage<T>::type>(ll, call.team, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, reduction<T>(static_cast<Op>(op))))
   } else {
-    IRIS_CCL_FOR_DTYPE(dtype, T, ll_one_shot<typename storage<T>::type>(ll, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, reduction<T>(static_cast<Op>(op))))
+    IRIS_CCL_FOR_DTYPE(dtype, T, ll_one_shot<typename storage<T>::type>(ll, call.team, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, reduction<T>(static_cast<Op>(op))))
   }
   call.finish();
 }

@@ -26,9 +26,8 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 
 // Chunk j of inp to chunk (this member's index) of member j's out.
 template <class S>
-__device__ __noinline__ void all_to_all_ll(const detail::OneWay& ll, const S* inp, S* out, int64_t n) {
+IRIS_DEVICE void all_to_all_ll(const detail::OneWay ll, const Team team, const S* inp, S* out, int64_t n) {
   using namespace ::iris::ccl::detail;
-  const Team& team = ll.call->team;
   const Words ws = words<S>(n);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     for (int i = 1; i < team.size; ++i) {
@@ -37,7 +36,7 @@ __device__ __noinline__ void all_to_all_ll(const detail::OneWay& ll, const S* in
     }
     store_word(out + team.index * n, w, n, load_word(inp + team.index * n, w, n));
   }
-  ll.exchange_headers();
+  ll.exchange_headers(team);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     for (int i = 0; i < team.size; ++i) {
       if (i != team.index) store_word(out + i * n, w, n, ll.receive(team.rank_of(i), 0, w));
@@ -67,6 +66,6 @@ __global__ void ccl_ll_all_to_all(const void* inp, void* out, long count, int dt
   const Call call = one_way_call(ctx, "ctx.ccl.all_to_all", all_to_all_call, group_lo, group_hi, variant::ll, dtype, 0, 0,
                                  count, inp, out);
   const OneWay ll = one_way(call);
-  IRIS_CCL_FOR_SIZE(dtype, T, all_to_all_ll<T>(ll, static_cast<const T*>(inp), static_cast<T*>(out), count))
+  IRIS_CCL_FOR_SIZE(dtype, T, all_to_all_ll<T>(ll, call.team, static_cast<const T*>(inp), static_cast<T*>(out), count))
   call.finish();
 }

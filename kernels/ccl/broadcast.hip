@@ -26,20 +26,19 @@ __device__ __noinline__ void run(const detail::Call& call, T* data, long rows, l
 // The root's t to every other member. A receiver writes t only once every member has arrived: a member
 // it receives nothing from may still be reading t for an earlier call made with async = true.
 template <class S>
-__device__ __noinline__ void broadcast_ll(const detail::OneWay& ll, S* t, int64_t n, int root) {
+IRIS_DEVICE void broadcast_ll(const detail::OneWay ll, const Team team, S* t, int64_t n, int root) {
   using namespace ::iris::ccl::detail;
-  const Team& team = ll.call->team;
   const Words ws = words<S>(n);
-  if (ll.me() == root) {
+  if (ll.me == root) {
     for (int64_t w = ws.first; w < ws.count; w += ws.step) {
       const uint64_t x = load_word(t, w, n);
       for (int i = 1; i < team.size; ++i) ll.send(rotated(team, i), 0, w, x);
     }
-    ll.exchange_headers();
+    ll.exchange_headers(team);
     return;
   }
-  ll.exchange_headers();
-  ll.wait_members(0);
+  ll.exchange_headers(team);
+  ll.wait_members(team, 0);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) store_word(t, w, n, ll.receive(root, 0, w));
 }
 
@@ -64,6 +63,6 @@ __global__ void ccl_ll_broadcast(void* data, long count, int dtype, int root, ui
   const Call call = one_way_call(ctx, "ctx.ccl.broadcast", broadcast_call, group_lo, group_hi, variant::ll, dtype, 0,
                                  root, count, data, nullptr);
   const OneWay ll = one_way(call);
-  IRIS_CCL_FOR_SIZE(dtype, T, broadcast_ll<T>(ll, static_cast<T*>(data), count, root))
+  IRIS_CCL_FOR_SIZE(dtype, T, broadcast_ll<T>(ll, call.team, static_cast<T*>(data), count, root))
   call.finish();
 }

@@ -26,9 +26,8 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 
 // Chunk i of inp (n elements each) to member i, which reduces what it gets in member order.
 template <class S>
-__device__ __noinline__ void reduce_scatter_ll(const detail::OneWay& ll, const S* inp, S* out, int64_t n, detail::Reduction r) {
+IRIS_DEVICE void reduce_scatter_ll(const detail::OneWay ll, const Team team, const S* inp, S* out, int64_t n, detail::Reduction r) {
   using namespace ::iris::ccl::detail;
-  const Team& team = ll.call->team;
   const Words ws = words<S>(n);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     for (int i = 1; i < team.size; ++i) {
@@ -36,7 +35,7 @@ __device__ __noinline__ void reduce_scatter_ll(const detail::OneWay& ll, const S
       ll.send(team.rank_of(j), 0, w, load_word(inp + j * n, w, n));
     }
   }
-  ll.exchange_headers();
+  ll.exchange_headers(team);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     WordValues<S> acc;
     for (int i = 0; i < team.size; ++i) {
@@ -75,6 +74,6 @@ __global__ void ccl_ll_reduce_scatter(const void* inp, void* out, long count, in
   const Call call = one_way_call(ctx, "ctx.ccl.reduce_scatter", reduce_scatter_call, group_lo, group_hi, variant::ll,
                                  dtype, op, 0, count, inp, nullptr);
   const OneWay ll = one_way(call);
-  IRIS_CCL_FOR_DTYPE(dtype, T, reduce_scatter_ll<typename storage<T>::type>(ll, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, reduction<T>(static_cast<Op>(op))))
+  IRIS_CCL_FOR_DTYPE(dtype, T, reduce_scatter_ll<typename storage<T>::type>(ll, call.team, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, reduction<T>(static_cast<Op>(op))))
   call.finish();
 }

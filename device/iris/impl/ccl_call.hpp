@@ -429,7 +429,8 @@ IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int collective,
   c.team = team(ctx, group);
   const uintptr_t base = static_cast<uintptr_t>(ctx.heap_bases[ctx.rank]);
   c.state = reinterpret_cast<CallState*>(base + IRIS_CCL_STATE_OFFSET);
-  const uint64_t seq = ::iris::detail::atomic_load(&c.state->calls, relaxed, gpu) + 1;  // see Call::finish
+  // A plain read: an earlier kernel wrote it (Call::finish), and the loads after it need not wait.
+  const uint64_t seq = c.state->calls + 1;
   c.seq = seq;
   c.name = name;
   CallDescriptor& d = c.mine;

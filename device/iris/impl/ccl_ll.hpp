@@ -54,48 +54,79 @@ IRIS_DEVICE int data_threads() { return thread_count() - kControlThreads; }
 IRIS_DEVICE bool control_thread() { return thread_index() >= data_threads(); }
 IRIS_DEVICE int control_lane() { return thread_index() - data_threads(); }
 
-// The one-way side of a Call: epochs, credits, headers, lines.
+// ---- the cold paths: reports (out of line, so the hot path keeps its values in registers) ----------
+
+// When q has arrived with a call that is not one-way (its descriptor in this rank's state carries the
+// epoch, released before its arrival): that call is not this one.
+__device__ __noinline__ void mismatch_if_not_one_way(const Call* call, int q, uint64_t epoch) {
+  if (::iris::detail::atomic_load(&call->state->arrived[q], acquire, sys) < epoch) return;
+  const CallDescriptor& theirs = call->state->descriptors[q][epoch & 1];
+  if (theirs.epoch == epoch && !same_call(call->mine, theirs)) report_mismatch(call->team.rank(), call->mine, q, theirs);
+}
+
+// A wait for q that ran out of time: a call of another kind, else q did not call.
+[[noreturn]] __device__ __noinline__ void one_way_give_up(const Call* call, int q, unsigned long long waited) {
+  const uint64_t epoch = call->epoch_with(q);
+  mismatch_if_not_one_way(call, q, epoch);
+  call->report_absent(q, ::iris::detail::atomic_load(&call->state->arrived[q], relaxed, sys), epoch, waited);
+}
+
+[[noreturn]] __device__ __noinline__ void one_way_absent(const Call* call, int q, uint64_t seen, uint64_t epoch,
+                                                         unsigned long long waited) {
+  call->report_absent(q, seen, epoch, waited);
+}
+
+[[noreturn]] __device__ __noinline__ void one_way_mismatch(const Call* call, int q) {
+  report_mismatch(call->team.rank(), call->mine, q, call->one_way_descriptor(q, call->epoch_with(q)));
+}
+
+// The one-way side of a Call: what the hot path reads (in registers: the state, the call's number,
+// the staging, the members), epochs, credits, headers, lines. `call` is for the reports alone.
 struct OneWay {
   const Call* call;
-  Staging staging;
+  CallState* state;
+  const uint64_t* heap_bases;
+  uint64_t seq;
   uint64_t hash;  // call_hash of this rank's descriptor
+  Staging staging;
+  int me;
 
-  IRIS_DEVICE int me() const { return call->team.rank(); }
-  IRIS_DEVICE uint32_t flag(int q) const { return static_cast<uint32_t>(call->epoch_with(q)); }
+  IRIS_DEVICE uint64_t epoch(int q) const { return state->pair_epoch[(seq - 1) & 1][q] + 1; }
+  IRIS_DEVICE uint32_t flag(int q) const { return static_cast<uint32_t>(epoch(q)); }
 
   // The slot this rank writes in q's heap, and the slot q writes in this rank's.
   IRIS_DEVICE Line* to(int q, int phase) const {
-    return on(call->team, staging.slot(me(), call->epoch_with(q), phase), q);
+    return ::iris::translate(staging.slot(me, epoch(q), phase), me, q, heap_bases);
   }
-  IRIS_DEVICE const Line* from(int q, int phase) const { return staging.slot(q, call->epoch_with(q), phase); }
+  IRIS_DEVICE const Line* from(int q, int phase) const { return staging.slot(q, epoch(q), phase); }
 
   // Until q has arrived at least at `epoch` (its own call `epoch`, with this rank, has started).
-  IRIS_DEVICE void wait_arrived(int q, uint64_t epoch) const {
-    const uint64_t* slot = &call->state->arrived[q];
+  IRIS_DEVICE void wait_arrived(int q, uint64_t e) const {
+    const uint64_t* slot = &state->arrived[q];
     uint64_t seen = 0;
+    const Call* c = call;
     spin_until(
         [&] {
           seen = ::iris::detail::atomic_load(slot, relaxed, sys);
-          return seen >= epoch;
+          return seen >= e;
         },
-        [&](unsigned long long waited) { call->report_absent(q, seen, epoch, waited); });
+        [&](unsigned long long waited) { one_way_absent(c, q, seen, e, waited); });
   }
 
-  // The control warp waits until every other member arrived at `epoch_with(q) - back` (back 1: the
+  // The control warp waits until every other member arrived at `epoch(q) - back` (back 1: the
   // credits above; 0: every member has started this call); the block goes on together.
-  IRIS_DEVICE void wait_members(uint64_t back) const {
-    const Team& team = call->team;
+  IRIS_DEVICE void wait_members(const Team& team, uint64_t back) const {
     if (control_thread()) {
       for (int i = control_lane(); i < team.size; i += kControlThreads) {
         const int q = team.rank_of(i);
-        if (q != me()) wait_arrived(q, call->epoch_with(q) - back);
+        if (q != me) wait_arrived(q, epoch(q) - back);
       }
     }
     __syncthreads();
   }
 
   // Before the block writes into any member's staging: each member is done with the slot (above).
-  IRIS_DEVICE void take_credits() const { wait_members(1); }
+  IRIS_DEVICE void take_credits(const Team& team) const { wait_members(team, 1); }
 
   IRIS_DEVICE void send(int q, int phase, int64_t word, uint64_t data) const {
     line_store(to(q, phase) + kHeaderLines + word, data, flag(q));
@@ -105,67 +136,55 @@ struct OneWay {
     const Line* line = from(q, phase) + kHeaderLines + word;
     const uint32_t f = flag(q);
     uint64_t data = 0;
-    spin_until([&] { return line_load(line, f, data); }, [&](unsigned long long waited) { give_up(q, waited); });
+    const Call* c = call;
+    spin_until([&] { return line_load(line, f, data); },
+               [&](unsigned long long waited) { one_way_give_up(c, q, waited); });
     return data;
   }
 
   // The control warp of block 0, once the data threads have begun to send: the header to every member
   // (line 0 the hash, then the descriptor a word a line), the arrival (relaxed: it only says that this
   // call has started, and no fence holds the kernel back), then every member's header checked.
-  IRIS_DEVICE void exchange_headers() const {
+  IRIS_DEVICE void exchange_headers(const Team& team) const {
     if (blockIdx.x != 0 || !control_thread()) return;
-    const Team& team = call->team;
     const int lines = 1 + kDescriptorLines;
     for (int i = control_lane(); i < team.size * lines; i += kControlThreads) {
       const int q = team.rank_of(i / lines), line = i % lines;
-      if (q == me()) continue;
+      if (q == me) continue;
       uint64_t word = hash;
       if (line > 0) {
         CallDescriptor d = call->mine;
-        d.epoch = call->epoch_with(q);
+        d.epoch = epoch(q);
         word = reinterpret_cast<const uint64_t*>(&d)[line - 1];
       }
       line_store(to(q, 0) + line, word, flag(q));
     }
     for (int i = control_lane(); i < team.size; i += kControlThreads) {
       const int q = team.rank_of(i);
-      if (q != me()) ::iris::detail::atomic_store(on(team, &call->state->arrived[me()], q), call->epoch_with(q), relaxed, sys);
+      if (q != me) ::iris::detail::atomic_store(::iris::translate(&state->arrived[me], me, q, heap_bases), epoch(q), relaxed, sys);
     }
     for (int i = control_lane(); i < team.size; i += kControlThreads) {
       const int q = team.rank_of(i);
-      if (q != me()) check_header(q);
+      if (q != me) check_header(q);
     }
   }
 
   IRIS_DEVICE void check_header(int q) const {
     const Line* line = from(q, 0);
     const uint32_t f = flag(q);
-    const uint64_t epoch = call->epoch_with(q);
+    const uint64_t e = epoch(q);
+    const Call* c = call;
     uint64_t theirs = 0;
     unsigned int polls = 0;
     spin_until(
         [&] {
           if (line_load(line, f, theirs)) return true;
           // No header yet: a peer that arrived with a call that is not one-way called something else.
-          if ((++polls & 255u) == 0u) mismatch_if_not_one_way(q, epoch);
+          if ((++polls & 255u) == 0u) mismatch_if_not_one_way(c, q, e);
           return false;
         },
-        [&](unsigned long long waited) { give_up(q, waited); });
-    if (theirs != hash) report_mismatch(me(), call->mine, q, call->one_way_descriptor(q, epoch));
-  }
-
-  // When q has arrived with a call that is not one-way (its descriptor in this rank's state carries the
-  // epoch, released before its arrival): that call is not this one.
-  IRIS_DEVICE void mismatch_if_not_one_way(int q, uint64_t epoch) const {
-    if (::iris::detail::atomic_load(&call->state->arrived[q], acquire, sys) < epoch) return;
-    const CallDescriptor& theirs = call->state->descriptors[q][epoch & 1];
-    if (theirs.epoch == epoch && !same_call(call->mine, theirs)) report_mismatch(me(), call->mine, q, theirs);
-  }
-
-  [[noreturn]] IRIS_DEVICE void give_up(int q, unsigned long long waited) const {
-    const uint64_t epoch = call->epoch_with(q);
-    mismatch_if_not_one_way(q, epoch);
-    call->report_absent(q, ::iris::detail::atomic_load(&call->state->arrived[q], relaxed, sys), epoch, waited);
+        [&](unsigned long long waited) { one_way_give_up(c, q, waited); });
+    if (theirs != hash) one_way_mismatch(c, q);
   }
 };
 
@@ -270,8 +289,9 @@ IRIS_DEVICE Call one_way_call(const iris::Context& ctx, const char* name, int co
 }
 
 IRIS_DEVICE OneWay one_way(const Call& call) {
-  const OneWay ll{&call, call.staging(), call_hash(call.mine)};
-  ll.take_credits();
+  const OneWay ll{&call,     call.state, call.team.ctx.heap_bases, call.seq, call_hash(call.mine), call.staging(),
+                  call.team.rank()};
+  ll.take_credits(call.team);
   return ll;
 }
 
