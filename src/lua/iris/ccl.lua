@@ -50,12 +50,13 @@ local AUTO = {
     all_reduce = {
       -- One way (ll): a call is one round of stores with the data and the flags together, no barrier
       -- and no end-of-call round trip: the latency floor while a member can push its whole message to
-      -- every other (W - 1 copies of it). ll_two_shot sends each member's chunk to its owner and the
-      -- owner's sum back: two one-way rounds, 2 (W - 1) / W of the message.
-      { max_bytes = 128 * KiB, max_ranks = 2, variant = "ll", blocks = 32 },
+      -- every other (W - 1 copies of it, twice its bytes on the wire). ll_two_shot sends each member's
+      -- chunk to its owner and the owner's sum back: two one-way rounds, 2 (W - 1) / W of the message.
+      -- Measured on 2 x H200 (docs/perf.md, "One way"): ll 1.19 to 1.41 x NCCL from 4 to 256 KiB.
+      { max_bytes = 256 * KiB, max_ranks = 2, variant = "ll", blocks = 32 },
       { max_bytes = 64 * KiB, max_ranks = 4, variant = "ll", blocks = 32 },
       { max_bytes = 32 * KiB, max_ranks = ANY, variant = "ll", blocks = 32 },
-      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll_two_shot", blocks = 64 },
+      { max_bytes = 2048 * KiB, max_ranks = ANY, variant = "ll_two_shot", blocks = 64 },
       -- A launch and one round of reads: one_shot's latency wins while the W - 1 copies of the message
       -- it reads stay cheap (at 8 ranks they are 7 messages' worth).
       { max_bytes = 256 * KiB, max_ranks = 4, variant = "one_shot", blocks = 32 },
@@ -65,19 +66,19 @@ local AUTO = {
       { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 256 },
     },
     all_gather = {
-      { max_bytes = 256 * KiB, max_ranks = ANY, variant = "ll", blocks = 32 },
+      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
       { max_bytes = ANY, max_ranks = ANY, variant = "persistent", blocks = 128 },
     },
     reduce_scatter = {
-      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 32 },
+      { max_bytes = 2048 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
       { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 128 },
     },
     all_to_all = {
-      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 32 },
+      { max_bytes = 2048 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
     },
     broadcast = {
-      { max_bytes = 256 * KiB, max_ranks = ANY, variant = "ll", blocks = 32 },
+      { max_bytes = 2048 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
     },
   },
@@ -356,11 +357,11 @@ end
 -- Every rank's heap holds, for every source rank, 2 parities x 2 phases of a slot: 16 header lines (a
 -- hash of the sender's call and its descriptor), then lines of 16 bytes that carry 8 bytes of data each
 -- (device/iris/impl/ccl_lines.hpp, ccl_ll.hpp). Taken at iris.init, as a tensor every rank allocates
--- alike: a sixteenth of the heap, at most 256 KiB of data a slot, none in heaps under 16 MiB (the
+-- alike: a sixteenth of the heap, at most 4 MiB of data a slot, none in heaps under 16 MiB (the
 -- one-way variants then give way to the others). Where it is goes into every rank's call state.
 local LINE_BYTES = 16
 local HEADER_BYTES = 16 * LINE_BYTES
-local SLOT_DATA_MAX = 256 * KiB
+local SLOT_DATA_MAX = 4 * 1024 * KiB
 local SLOT_DATA_MIN = 4 * KiB
 local STAGING_MIN_HEAP = 16 * 1024 * KiB
 local stagings = setmetatable({}, { __mode = "k" })
