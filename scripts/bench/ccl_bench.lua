@@ -52,7 +52,12 @@ local repeats = options.repeats
 local wanted = options.collective
 local variants_wanted = options.variant
 
-local ctx = iris.init { heap_size = 2 * max_bytes + 64 * 1024 * 1024 }
+-- The buffers, and a heap large enough that ctx.ccl's one-way staging (a sixteenth of the heap, per rank
+-- 4 slots of up to 4 MiB of data for every rank) takes the messages measured: the one-way variants are
+-- measured where an application with such a heap would get them.
+local MiB = 1024 * 1024
+local staging_heap = 16 * iris.world_size() * 4 * (2 * math.min(max_bytes, 4 * MiB) + 256)
+local ctx = iris.init { heap_size = math.max(2 * max_bytes + 64 * MiB, staging_heap) }
 local W, me = ctx.world_size, ctx.rank
 local dtype = options.dtype
 local element = ctx:zeros(1, dtype):element_size()

@@ -80,6 +80,14 @@ __device__ __noinline__ void mismatch_if_not_one_way(const Call* call, int q, ui
   report_mismatch(call->team.rank(), call->mine, q, call->one_way_descriptor(q, call->epoch_with(q)));
 }
 
+// The spin of OneWay::receive once the line was not there at the first look.
+__device__ __noinline__ uint64_t receive_slowly(const Call* call, const Line* line, uint32_t flag, int q) {
+  uint64_t data = 0;
+  spin_until([&] { return line_load(line, flag, data); },
+             [&](unsigned long long waited) { one_way_give_up(call, q, waited); });
+  return data;
+}
+
 // The one-way side of a Call: what the hot path reads (in registers: the state, the call's number,
 // the staging, the members), epochs, credits, headers, lines. `call` is for the reports alone.
 struct OneWay {
@@ -132,14 +140,15 @@ struct OneWay {
     line_store(to(q, phase) + kHeaderLines + word, data, flag(q));
   }
 
+  // One look at the line inline; the spin, when it is not there yet, out of line: one copy of its code
+  // for every call site, so the kernel's hot path stays short (its instruction fetches were a large
+  // part of a small call's time: docs/perf.md, "The fixed cost of a call").
   IRIS_DEVICE uint64_t receive(int q, int phase, int64_t word) const {
     const Line* line = from(q, phase) + kHeaderLines + word;
     const uint32_t f = flag(q);
     uint64_t data = 0;
-    const Call* c = call;
-    spin_until([&] { return line_load(line, f, data); },
-               [&](unsigned long long waited) { one_way_give_up(c, q, waited); });
-    return data;
+    if (line_load(line, f, data)) return data;
+    return receive_slowly(call, line, f, q);
   }
 
   // The control warp of block 0, once the data threads have begun to send: the header to every member
