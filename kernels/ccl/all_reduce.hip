@@ -120,7 +120,7 @@ __global__ void ccl_all_reduce(const void* inp, void* out, long rows, long cols,
 
 // The one-way variant (src/lua/iris/ccl.lua picks it for small contiguous calls): count is the elements
 // of each member's run; the staging is where iris.init put it (impl/ccl_call.hpp, Call::staging).
-__global__ void ccl_ll_all_reduce(const void* inp, void* out, long count, int dtype, int op, int variant,
+__global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_all_reduce(const void* inp, void* out, long count, int dtype, int op, int variant,
                                   uint32_t group_lo, uint32_t group_hi,
                                   iris::Context ctx) {
   using namespace ::iris::ccl::detail;

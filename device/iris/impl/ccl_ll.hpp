@@ -50,6 +50,12 @@ IRIS_DEVICE void spin_until(Poll poll, GiveUp give_up) {
 // what would hold them back: credits, and in block 0 the headers and the arrival, whose release fence
 // waits for the block's stores to reach the peers. The host launches data threads + kControlThreads.
 constexpr int kControlThreads = 32;
+// The most data threads a one-way block has (src/lua/iris/ccl.lua, ONE_WAY_THREADS), and the bound the
+// kernels are compiled for: without it the compiler may use more registers than a block of 544 threads
+// can have (seen on an H100: "at most 512 threads per block").
+constexpr int kMaxDataThreads = 512;
+#define IRIS_CCL_ONE_WAY_KERNEL __launch_bounds__(544)
+static_assert(kMaxDataThreads + kControlThreads == 544, "IRIS_CCL_ONE_WAY_KERNEL's bound is a one-way block's size");
 IRIS_DEVICE int data_threads() { return thread_count() - kControlThreads; }
 IRIS_DEVICE bool control_thread() { return thread_index() >= data_threads(); }
 IRIS_DEVICE int control_lane() { return thread_index() - data_threads(); }
