@@ -1,6 +1,6 @@
--- Graphs on a GPU (docs/graphs.md): a loop of small kernels, device barriers, and NCCL's all_reduce on
--- iris's stream beside a user kernel, each captured with ctx:capture and replayed; every result is
--- checked, and a short table compares eager calls with replays (microseconds per call, slowest rank).
+-- Graphs on a GPU (docs/graphs.md): a loop of small kernels, device barriers, ctx.ccl's all_reduce and
+-- NCCL's on iris's stream beside a user kernel, each captured with ctx:capture and replayed; every
+-- result is checked, and a short table compares eager calls with replays (microseconds per call, slowest rank).
 -- Runs on any backend (the NCCL rows need NCCL or RCCL: on cpu they say why they are left out):
 --   mpirun -np 2 iris-lua tests/gpu/graph_replay.lua          (tests/gpu/run_graphs.sh runs it)
 local reference = require "iris.reference"
@@ -76,7 +76,35 @@ do
   g:free()
 end
 
--- 3. NCCL's all_reduce on iris's stream, then a user kernel, in one graph: each replay multiplies x by
+-- 3. ctx.ccl.all_reduce and a user kernel (the calls are counted on the device: each replay is a new call):
+-- each replay multiplies x by the world size.
+do
+  local x, y = ctx:ones(N), ctx:zeros(N)
+  local function step()
+    ctx.ccl.all_reduce(y, x)
+    mod.copy:launch(cfg, x, y, N)
+  end
+  step() -- compiles the collective's kernel
+  x:fill(1)
+  ctx:barrier()
+  local g = ctx:capture(step)
+  g:replay(10)
+  iris.assert_equal(x, world ^ 10)
+  x:fill(1)
+  ctx:barrier()
+  local eager = per_call_us(step, 1)
+  ctx:synchronize()
+  iris.assert_equal(x, world ^ 12)
+  x:fill(1)
+  ctx:barrier()
+  local graph = per_call_us(function() g:replay() end, 1)
+  ctx:synchronize()
+  iris.assert_equal(x, world ^ 12)
+  row(("ctx.ccl.all_reduce of %d B and a kernel"):format(N * 4), eager, graph, "per pair")
+  g:free()
+end
+
+-- 4. NCCL's all_reduce on iris's stream, then a user kernel, in one graph: each replay multiplies x by
 -- the world size (x := sum over ranks of x).
 local ref = reference.open(ctx)
 if ref.name == "NCCL" or ref.name == "RCCL" then

@@ -144,7 +144,6 @@ local forbidden = {
   { "add:time_raw_launches()", function() mod.add:time_raw_launches(cfg, 1, t, 4, 1) end },
   { "iris.trace.start()", function() iris.trace.start("never.json") end },
   { "ctx:capture()", function() ctx:capture(function() end) end },
-  { "ctx.ccl.all_reduce", function() ctx.ccl.all_reduce(t, u) end },
 }
 
 iris.test("what makes the host wait is an error naming it and its line, on every rank", function()

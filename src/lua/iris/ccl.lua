@@ -397,7 +397,6 @@ function M.new(ctx)
   -- The members of this call (the world's are made once). A call with other members is refused at once
   -- where this rank runs code alone (the REPL's :on R): its kernel would wait for ranks that never come.
   local function members(what, o)
-    if graph.state.on then graph.refuse_collective(what) end
     if ctx.world_size > MAX_RANKS then
       errors.raise("invalid_argument", "%s: ctx.ccl works with up to %d ranks (its flags live in each heap's %s runtime "
         .. "scratch region); this job has %d", what, MAX_RANKS, human(C.IRIS_CCL_STATE_BYTES), ctx.world_size)
@@ -410,6 +409,9 @@ function M.new(ctx)
       g = read_group(what, ctx, o.group)
     end
     if g.size > 1 then errors.check(C.iris_comm_require_every_rank(what)) end
+    -- Inside ctx:capture(fn) the call is recorded like any launch (its kernel counts its call on the
+    -- device, so each replay is a new call); the ranks compare what they captured when it ends.
+    if graph.state.on then graph.note_collective(what, o.group and g.members) end
     return g
   end
 

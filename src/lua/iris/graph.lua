@@ -56,11 +56,6 @@ function M.refuse(what, why, fallback)
     what, why or DEFAULT_REASON)
 end
 
--- For ctx.ccl's and ctx.ops's collectives while their call numbers come from the host.
-function M.refuse_collective(what)
-  M.refuse(what, "it cannot be captured yet: its kernel is given the call's number by the host (iris.ccl's "
-    .. "call counter), and a replay would repeat numbers the ranks already used")
-end
 
 -- ---- what a capture records besides the launches --------------------------------------------------------
 
@@ -78,8 +73,8 @@ function M.note_launch(kernel, ...)
   end
 end
 
--- A collective is being captured: `what` ("ctx:device_barrier()") with `members` (a sorted list of
--- ranks; nil: every rank). Ranks compare these when the capture ends.
+-- A collective is being captured: `what` ("ctx:device_barrier()", "ctx.ccl.all_reduce") with `members`
+-- (a sorted list of ranks; nil: every rank). Ranks compare these when the capture ends.
 function M.note_collective(what, members)
   local list = recording.collectives
   list[#list + 1] = { what = what, members = members and table.concat(members, ",") or "*",

@@ -122,7 +122,8 @@ function M.new(ctx)
         ccl.describe(opts))
     end
     errors.check_keys(opts, OPTIONS[op], what)
-    if op ~= "matmul" and graph.state.on then graph.refuse_collective(what) end -- (matmul is this rank's alone)
+    -- (ctx:capture: a fused op is a call of ctx.ccl's protocol, compared across ranks as collectives are)
+    if op ~= "matmul" and graph.state.on then graph.note_collective(what) end
     local o = { op = op, variant = opts.variant or "auto" }
     if VARIANTS[op] then
       local known = o.variant == "auto"
@@ -169,6 +170,10 @@ function M.new(ctx)
   local function workspace(name, shape, dtype, zeroed)
     local w = workspaces[name]
     if w and w.dtype == dtype and w._shape[1] == shape[1] and w._shape[2] == shape[2] then return w end
+    if graph.state.on then
+      graph.refuse("ctx.ops." .. name:match("^%S+"), "its first call with these shapes allocates a workspace on the "
+        .. "symmetric heap, which every rank does together: make that call once before the capture")
+    end
     if w then w:free() end
     w = zeroed and ctx:zeros(shape, dtype) or ctx:empty(shape, dtype)
     workspaces[name] = w

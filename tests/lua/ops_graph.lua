@@ -1,0 +1,55 @@
+-- ctx.ops inside ctx:capture (docs/graphs.md): the fused ops replay to what the same calls made again
+-- give, beside ctx.ccl calls and user kernels; a first call that would allocate a workspace refuses
+-- inside the capture, naming the op.
+local ctx = iris.init { heap_size = "32MiB" }
+local W, me = ctx.world_size, ctx.rank
+local M, N, K = 70, 150, 40
+
+local mod = iris.compile [[
+// A's next value from C: small whole numbers, so every product and sum is exact in float32.
+__global__ void next_a(float* a, const float* c, long n, long c_n, int rank) {
+  long i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i < n) a[i] = static_cast<float>((static_cast<long>(c[i % c_n]) + rank + i) % 5);
+}
+]]
+
+local function operands()
+  local a, b = ctx:zeros({ M, K }), ctx:zeros({ K, N })
+  a:copy(ctx:arange(M * K):reshape({ M, K }))
+  b:fill(1)
+  mod.next_a:launch({ grid = iris.cdiv(M * K, 256), block = 256 }, a, a, M * K, M * K, me)
+  return { a = a, b = b, c = ctx:zeros({ M, N }), gathered = ctx:zeros({ M * W, N }), sum = ctx:zeros({ M, N }) }
+end
+
+local function step(s)
+  ctx.ops.matmul_all_reduce(s.c, s.a, s.b)
+  ctx.ops.matmul_all_gather(s.gathered, s.a, s.b)
+  ctx.ccl.all_reduce(s.sum, s.c)
+  mod.next_a:launch({ grid = iris.cdiv(M * K, 256), block = 256 }, s.a, s.sum, M * K, M * N, me)
+end
+
+iris.test("fused ops replay to what the same calls made again give", function()
+  local replayed, eager = operands(), operands()
+  step(replayed) -- the first calls allocate the ops' workspaces: outside the capture
+  step(eager)
+  local g = ctx:capture(function() step(replayed) end)
+  for k = 1, 2 do
+    g:replay()
+    step(eager)
+    for name, t in pairs(replayed) do iris.assert_equal(t, eager[name], ("replay %d: %s"):format(k, name)) end
+  end
+  g:replay(2)
+  step(eager)
+  step(eager)
+  for name, t in pairs(replayed) do iris.assert_equal(t, eager[name], "g:replay(2): " .. name) end
+  g:free()
+end)
+
+iris.test("a first call that allocates a workspace refuses inside the capture", function()
+  local a, b, c = ctx:zeros({ 8 * W, 8 }), ctx:zeros({ 8, 8 }), ctx:zeros({ 8, 8 }) -- a shape never used before
+  local fn = function() ctx.ops.matmul_reduce_scatter(c, a, b) end
+  local ok, err = pcall(ctx.capture, ctx, fn)
+  assert(not ok and tostring(err):find(("ops_graph.lua:%d: ctx.ops.matmul_reduce_scatter cannot run inside "
+    .. "ctx:capture(fn): its first call with these shapes allocates a workspace"):format(debug.getinfo(fn, "S")
+    .linedefined), 1, true), err)
+end)
