@@ -13,9 +13,19 @@
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local kernel = require "iris.kernel"
+local graph = require "iris.graph"
 local C = ffi.C
 
 local M = {}
+
+-- Inside ctx:capture(fn) a call across nodes refuses: its path between nodes copies through the host.
+local function refuse_in_capture(what)
+  if graph.state.on then
+    graph.refuse(what, "across nodes it copies between them through the host (docs/multinode.md); calls "
+      .. "whose members share a node can be captured")
+  end
+  return true
+end
 
 
 -- The layout, read once: every node's ranks in rank order, and each node's first rank (its leader).
@@ -50,7 +60,7 @@ function M.wrap_ccl(ctx, ccl)
   -- node); any other group is an error saying so.
   local function across(what, opts)
     local group = type(opts) == "table" and opts.group or nil
-    if group == nil then return true end
+    if group == nil then return refuse_in_capture(what) end
     if type(group) ~= "table" then return false end -- ctx.ccl words the error
     local first, spans, all = nil, false, #group == ctx.world_size
     local seen = {}
@@ -63,7 +73,7 @@ function M.wrap_ccl(ctx, ccl)
     end
     for r = 0, ctx.world_size - 1 do all = all and seen[r] == true end
     if not spans then return false end
-    if all then return true end
+    if all then return refuse_in_capture(what) end
     local sorted = {}
     for _, r in ipairs(group) do sorted[#sorted + 1] = r end
     table.sort(sorted)
@@ -218,7 +228,12 @@ function M.ops(ctx)
     return out
   end
 
-
+  for name, op in pairs(ops) do
+    ops[name] = function(...)
+      refuse_in_capture("ctx.ops." .. name)
+      return op(...)
+    end
+  end
   return ops
 end
 
