@@ -52,11 +52,13 @@ local AUTO = {
       -- and no end-of-call round trip: the latency floor while a member can push its whole message to
       -- every other (W - 1 copies of it, twice its bytes on the wire). ll_two_shot sends each member's
       -- chunk to its owner and the owner's sum back: two one-way rounds, 2 (W - 1) / W of the message.
-      -- Measured on 2 x H200 (docs/perf.md, "One way"): ll 1.19 to 1.41 x NCCL from 4 to 256 KiB.
+      -- Measured on 2 x H200 (docs/perf.md, "One way"): ll 1.32 to 1.50 x NCCL from 4 to 256 KiB,
+      -- ll_two_shot ahead from 512 KiB to 1 MiB, two_shot from 2 MiB. More ranks: the design's rows
+      -- (ll sends W - 1 copies) until a 4-GPU machine measures them.
       { max_bytes = 256 * KiB, max_ranks = 2, variant = "ll", blocks = 32 },
       { max_bytes = 64 * KiB, max_ranks = 4, variant = "ll", blocks = 32 },
       { max_bytes = 32 * KiB, max_ranks = ANY, variant = "ll", blocks = 32 },
-      { max_bytes = 2048 * KiB, max_ranks = ANY, variant = "ll_two_shot", blocks = 64 },
+      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll_two_shot", blocks = 64 },
       -- A launch and one round of reads: one_shot's latency wins while the W - 1 copies of the message
       -- it reads stay cheap (at 8 ranks they are 7 messages' worth).
       { max_bytes = 256 * KiB, max_ranks = 4, variant = "one_shot", blocks = 32 },
@@ -65,20 +67,22 @@ local AUTO = {
       -- is large: NVLink needs many requests in flight (docs/perf.md: put_block's plateau).
       { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 256 },
     },
+    -- The others move each byte once whatever the variant: one way (twice the bytes on the wire, but no
+    -- round trips) led to the staging's 4 MiB slots on 2 x H200 (1.2 to 1.7 x NCCL to 1-2 MiB).
     all_gather = {
-      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
+      { max_bytes = 2048 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
       { max_bytes = ANY, max_ranks = ANY, variant = "persistent", blocks = 128 },
     },
     reduce_scatter = {
-      { max_bytes = 2048 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
+      { max_bytes = 4096 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
       { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 128 },
     },
     all_to_all = {
-      { max_bytes = 2048 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
+      { max_bytes = 4096 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
     },
     broadcast = {
-      { max_bytes = 2048 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
+      { max_bytes = 4096 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
     },
   },
