@@ -124,7 +124,7 @@ iris.test("a ctx.ccl call is a span of category ccl with its plan, and each tile
   local t = ctx:full(n, ctx.rank + 1, "float32")
   local path, done = shared_file()
   iris.trace.start(path)
-  ctx.ccl.broadcast(t, 0, { blocks = 2, block_m = 1, block_n = 1024 })
+  ctx.ccl.broadcast(t, 0, { variant = "push", blocks = 2, block_m = 1, block_n = 1024 })
   iris.trace.stop()
   iris.assert_equal(t:get(n), 1)
   local trace = read_trace(path)
