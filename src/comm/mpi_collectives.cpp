@@ -1,0 +1,72 @@
+#include "comm/mpi_collectives.hpp"
+
+#include <mpi.h>
+
+#include "comm/comm.hpp"
+#include "comm/mpi_support.hpp"
+#include "core/error.hpp"
+
+namespace iris::comm {
+namespace {
+
+MPI_Datatype mpi_type(const std::string& dtype) {
+  if (dtype == "bool" || dtype == "uint8") return MPI_UINT8_T;
+  if (dtype == "int8") return MPI_INT8_T;
+  if (dtype == "int16") return MPI_INT16_T;
+  if (dtype == "int32") return MPI_INT32_T;
+  if (dtype == "uint32") return MPI_UINT32_T;
+  if (dtype == "int64") return MPI_INT64_T;
+  if (dtype == "uint64") return MPI_UINT64_T;
+  if (dtype == "float32") return MPI_FLOAT;
+  if (dtype == "float64") return MPI_DOUBLE;
+  throw Error(Errc::invalid_argument, "MPI has no " + dtype + " type");
+}
+
+MPI_Op mpi_op(const std::string& op) {
+  if (op == "sum") return MPI_SUM;
+  if (op == "prod") return MPI_PROD;
+  if (op == "min") return MPI_MIN;
+  if (op == "max") return MPI_MAX;
+  if (op == "band") return MPI_BAND;
+  if (op == "bor") return MPI_BOR;
+  if (op == "bxor") return MPI_BXOR;
+  throw Error(Errc::invalid_argument, "MPI has no " + op + " reduction");
+}
+
+}  // namespace
+
+struct MpiCollectives::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;
+};
+
+MpiCollectives::MpiCollectives(const Comm& comm) : impl_(std::make_unique<Impl>()) {
+  if (!comm.is_mpi()) throw Error(Errc::environment, "MPI is not running (one rank without mpirun)");
+  check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &impl_->comm), "MPI_Comm_dup");
+}
+
+MpiCollectives::~MpiCollectives() {
+  if (impl_->comm != MPI_COMM_NULL) MPI_Comm_free(&impl_->comm);
+}
+
+void MpiCollectives::run(const std::string& collective, const void* send, void* recv, uint64_t count,
+                         const std::string& dtype, const std::string& op, int root) {
+  const MPI_Datatype type = mpi_type(dtype);
+  const int n = static_cast<int>(count);
+  const void* in = send == recv ? MPI_IN_PLACE : send;
+  const MPI_Comm comm = impl_->comm;
+  if (collective == "all_reduce") {
+    check_mpi(MPI_Allreduce(in, recv, n, type, mpi_op(op), comm), "MPI_Allreduce");
+  } else if (collective == "all_gather") {
+    check_mpi(MPI_Allgather(send, n, type, recv, n, type, comm), "MPI_Allgather");
+  } else if (collective == "reduce_scatter") {
+    check_mpi(MPI_Reduce_scatter_block(send, recv, n, type, mpi_op(op), comm), "MPI_Reduce_scatter_block");
+  } else if (collective == "all_to_all") {
+    check_mpi(MPI_Alltoall(send, n, type, recv, n, type, comm), "MPI_Alltoall");
+  } else if (collective == "broadcast") {
+    check_mpi(MPI_Bcast(recv, n, type, root, comm), "MPI_Bcast");
+  } else {
+    throw Error(Errc::invalid_argument, "no reference for collective '" + collective + "'");
+  }
+}
+
+}  // namespace iris::comm
