@@ -2,6 +2,8 @@
 
 #include <mpi.h>
 
+#include <utility>
+
 #include "comm/comm.hpp"
 #include "comm/mpi_support.hpp"
 #include "core/error.hpp"
@@ -9,27 +11,20 @@
 namespace iris::comm {
 namespace {
 
+// MPI's type of a dtype name (bool as uint8; MPI has no 16-bit floats) and its reduction of an op name.
 MPI_Datatype mpi_type(const std::string& dtype) {
-  if (dtype == "bool" || dtype == "uint8") return MPI_UINT8_T;
-  if (dtype == "int8") return MPI_INT8_T;
-  if (dtype == "int16") return MPI_INT16_T;
-  if (dtype == "int32") return MPI_INT32_T;
-  if (dtype == "uint32") return MPI_UINT32_T;
-  if (dtype == "int64") return MPI_INT64_T;
-  if (dtype == "uint64") return MPI_UINT64_T;
-  if (dtype == "float32") return MPI_FLOAT;
-  if (dtype == "float64") return MPI_DOUBLE;
+  const std::pair<const char*, MPI_Datatype> types[] = {
+      {"bool", MPI_UINT8_T},    {"uint8", MPI_UINT8_T},   {"int8", MPI_INT8_T},   {"int16", MPI_INT16_T},
+      {"int32", MPI_INT32_T},   {"uint32", MPI_UINT32_T}, {"int64", MPI_INT64_T}, {"uint64", MPI_UINT64_T},
+      {"float32", MPI_FLOAT},   {"float64", MPI_DOUBLE}};
+  for (const auto& [name, type] : types) if (dtype == name) return type;
   throw Error(Errc::invalid_argument, "MPI has no " + dtype + " type");
 }
 
 MPI_Op mpi_op(const std::string& op) {
-  if (op == "sum") return MPI_SUM;
-  if (op == "prod") return MPI_PROD;
-  if (op == "min") return MPI_MIN;
-  if (op == "max") return MPI_MAX;
-  if (op == "band") return MPI_BAND;
-  if (op == "bor") return MPI_BOR;
-  if (op == "bxor") return MPI_BXOR;
+  const std::pair<const char*, MPI_Op> ops[] = {{"sum", MPI_SUM}, {"prod", MPI_PROD}, {"min", MPI_MIN}, {"max", MPI_MAX},
+                                                {"band", MPI_BAND}, {"bor", MPI_BOR}, {"bxor", MPI_BXOR}};
+  for (const auto& [name, mpi] : ops) if (op == name) return mpi;
   throw Error(Errc::invalid_argument, "MPI has no " + op + " reduction");
 }
 

@@ -1,5 +1,7 @@
 #include "runtime/vendor_libraries.hpp"
 
+#include <utility>
+
 #include "core/dynamic_library.hpp"
 #include "core/error.hpp"
 
@@ -33,10 +35,6 @@ Cublas load_cublas() {
 
 #undef IRIS_VENDOR_BIND
 
-// nccl.h's ncclDataType_t.
-enum NcclType { nccl_int8 = 0, nccl_uint8 = 1, nccl_int32 = 2, nccl_uint32 = 3, nccl_int64 = 4, nccl_uint64 = 5,
-                nccl_float16 = 6, nccl_float32 = 7, nccl_float64 = 8, nccl_bfloat16 = 9 };
-
 }  // namespace
 
 const Nccl& nccl(const std::string& kind) {
@@ -51,24 +49,17 @@ const Cublas& cublas() {
 }
 
 int nccl_type(const std::string& dtype) {
-  if (dtype == "int8") return nccl_int8;
-  if (dtype == "uint8" || dtype == "bool") return nccl_uint8;
-  if (dtype == "int32") return nccl_int32;
-  if (dtype == "uint32") return nccl_uint32;
-  if (dtype == "int64") return nccl_int64;
-  if (dtype == "uint64") return nccl_uint64;
-  if (dtype == "float16") return nccl_float16;
-  if (dtype == "float32") return nccl_float32;
-  if (dtype == "float64") return nccl_float64;
-  if (dtype == "bfloat16") return nccl_bfloat16;
+  // nccl.h's ncclDataType_t values.
+  const std::pair<const char*, int> types[] = {{"int8", 0},    {"uint8", 1},   {"bool", 1},    {"int32", 2},
+                                               {"uint32", 3},  {"int64", 4},   {"uint64", 5},  {"float16", 6},
+                                               {"float32", 7}, {"float64", 8}, {"bfloat16", 9}};
+  for (const auto& [name, type] : types) if (dtype == name) return type;
   throw Error(Errc::invalid_argument, "NCCL has no " + dtype + " type");
 }
 
 int nccl_op(const std::string& op) {
-  if (op == "sum") return 0;
-  if (op == "prod") return 1;
-  if (op == "max") return 2;
-  if (op == "min") return 3;
+  const char* ops[] = {"sum", "prod", "max", "min"};  // ncclRedOp_t's order
+  for (int i = 0; i < 4; ++i) if (op == ops[i]) return i;
   throw Error(Errc::invalid_argument, "NCCL has no " + op + " reduction");
 }
 
