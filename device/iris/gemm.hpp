@@ -33,12 +33,13 @@
 // Every thread of the block calls each function with the same arguments (they synchronize the block
 // and use kSharedBytes of static shared memory, the same buffer for all of them). Declare the kernel
 // IRIS_GEMM_KERNEL: on NVIDIA it asks for two blocks per SM (at most 128 registers a thread), which
-// hides the latency of one block's barriers and fragment loads behind the other's matrix instructions;
-// 2.5 x the speed of one block per SM on an H200 (docs/perf.md, "The GEMM tile"). A kernel whose other
+// hides the latency of one block's barriers and fragment loads behind the other's matrix instructions
+// (docs/perf.md, "The GEMM tile", has the gain on an H200). A kernel whose other
 // work needs more registers than that (ctx.ops's matmul_all_reduce, with five all-reduces) spills under
 // it, and one whose blocks compete for memory may gain nothing: measure before declaring one so. On
 // sm_90a, multiply 16-bit inputs in the kernel's own function: ptxas serializes wgmma inside a function
-// the kernel calls (__noinline__), 0.42-0.48 x cuBLAS against 0.50-0.55 x inline (perf.md). The accumulator is
+// the kernel calls (__noinline__), which costs the tile much of its speed (docs/perf.md, "The GEMM tile on
+// wgmma, built in"). The accumulator is
 // each thread's share of the tile, in registers: element (i, j) of the tile is at an index that
 // depends on the platform and, on sm_90a, on the input type (Accumulator::layout), so reach it through
 // for_each() or the stores below.

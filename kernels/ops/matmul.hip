@@ -27,8 +27,8 @@ __device__ __forceinline__ void run(const void* a_, const void* b_, void* c_, lo
 
 // The loop for matrices whose rows are contiguous (strides equal to their widths, the common case)
 // apart from the general one: knowing the strides are the widths spares the tile loop registers at the
-// 128 of IRIS_GEMM_KERNEL, and the same loop ran at 0.42-0.50 x cuBLAS with strides of their own
-// against 0.49-0.56 x (one H200, docs/perf.md).
+// 128 of IRIS_GEMM_KERNEL, and the same loop ran slower with strides of their own (docs/perf.md, "The
+// GEMM tile on wgmma, built in").
 template <class T>
 __device__ __forceinline__ void run_either(const void* a, const void* b, void* c, long m, long n, long k, long a_stride,
                                            long b_stride, long c_stride) {

@@ -7,6 +7,7 @@
 #include "capi/guard.hpp"
 #include "capi/iris_capi.h"
 #include "comm/comm.hpp"
+#include "core/env.hpp"
 #include "core/log.hpp"
 #include "core/trace.hpp"
 #include "core/units.hpp"
@@ -57,12 +58,6 @@ const char* iris_version(void) { return IRIS_LUA_VERSION; }
 const char* iris_last_error(void) { return capi::t_last_error.c_str(); }
 const char* iris_last_error_kind(void) { return capi::t_last_error_kind.c_str(); }
 
-void iris_set_last_error(const char* kind, const char* message) {
-  capi::t_last_error = message;
-  capi::t_last_error_kind = kind;
-  capi::t_has_mismatch = false;
-}
-
 int iris_last_divergence(const char** op, int* peer, const char** peer_op) {
   if (!capi::t_has_mismatch) return 0;
   *op = capi::t_mismatch_op.c_str();
@@ -73,10 +68,24 @@ int iris_last_divergence(const char** op, int* peer, const char** peer_op) {
 
 int iris_exit_code(const char* kind) { return exit_code_of(errc_named(kind != nullptr ? kind : "")); }
 
+int iris_env(const char* name, const char** value) {
+  return capi::guarded([&] {
+    static thread_local std::string text;
+    size_t count = 0;
+    const env::Info* all = env::all(&count);
+    for (size_t i = 0; i < count; ++i) {
+      if (std::strcmp(all[i].name, name) != 0) continue;
+      const std::optional<std::string> found = env::get(all[i].var);
+      if (found) text = *found;
+      *value = found ? text.c_str() : nullptr;
+      return;
+    }
+    throw Error(Errc::internal, format("iris_env: %s is not declared in src/core/env.def", name));
+  });
+}
+
 int iris_rank(void) { return session::comm().rank(); }
 int iris_world_size(void) { return session::comm().size(); }
-int iris_local_rank(void) { return session::comm().local_rank(); }
-int iris_local_size(void) { return session::comm().local_size(); }
 
 int iris_log_enabled(int level) { return log::enabled(static_cast<log::Level>(level)) ? 1 : 0; }
 void iris_log(int level, const char* message) { log::write(static_cast<log::Level>(level), message); }

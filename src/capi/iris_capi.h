@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IRIS_ABI_VERSION 7
+#define IRIS_ABI_VERSION 8
 
 #ifdef __cplusplus
 extern "C" {
@@ -34,16 +34,17 @@ const char* iris_last_error_kind(void);
    operation this rank is in, the rank that is in another one and that one's; returns 1, or 0 (and sets
    nothing) after any other error. Valid until the next error. */
 int iris_last_divergence(const char** op, int* peer, const char** peer_op);
-/* Raises nothing: records a Lua-side error kind/message so C++ callers see the same vocabulary. */
-void iris_set_last_error(const char* kind, const char* message);
 /* The process exit code for an error of this kind (src/core/errors.def): 2 for usage and environment
    errors, 1 for the others (and for a name it does not know). */
 int iris_exit_code(const char* kind);
 
 int iris_rank(void);
 int iris_world_size(void);
-int iris_local_rank(void);
-int iris_local_size(void);
+
+/* The environment variable `name` as its one reader sees it (src/core/env.def declares every variable
+   iris-lua reads): *value is its text, or NULL when it is unset or empty; valid until the next call.
+   An error for a name env.def does not declare. */
+int iris_env(const char* name, const char** value);
 
 /* level: 0 debug, 1 info, 2 warning, 3 error */
 int iris_log_enabled(int level);

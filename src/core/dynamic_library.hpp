@@ -27,6 +27,13 @@ class DynamicLibrary {
 
   // The symbol's address, or nullptr when the library has no such symbol.
   void* symbol(const char* name) const;
+  // Sets `function` to the symbol `name`, of the type the caller declared it with; throws
+  // Error(environment) "<library> has no <name>" when the library lacks it.
+  template <class Function>
+  void bind(Function& function, const char* name) const {
+    function = reinterpret_cast<Function>(symbol(name));
+    if (function == nullptr) throw Error(Errc::environment, name_ + " has no " + name);
+  }
   // The name it was opened under ("libcuda.so.1").
   const std::string& name() const { return name_; }
 

@@ -35,6 +35,10 @@ local function cdiv(a, b)
   return math.floor((a + b - 1) / b)
 end
 
+-- iris.plot: iris.plot's pictures and iris.timeline's (which draws with iris.plot's pieces).
+local plot = { timeline = require("iris.timeline").render }
+for name, f in pairs(require("iris.plot").public) do plot[name] = f end
+
 local iris = {
   version = ffi.string(C.iris_version()),
   rank = function() return C.iris_rank() end,
@@ -52,7 +56,7 @@ local iris = {
   skip = testing.skip,
   trace = require("iris.trace").public,
   progress = require("iris.progress").progress,
-  plot = require("iris.plot").public,
+  plot = plot,
   dtypes = { unpack(dtypes.names) }, -- and each name as a field: iris.float32 == "float32"
   help = function(x) return require("iris.help").help(x) end,
 }

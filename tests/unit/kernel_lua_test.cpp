@@ -26,7 +26,7 @@ local CTYPES = { bool = "bool", int8 = "int8_t", uint8 = "uint8_t", int16 = "int
 local Tensor = {}
 Tensor.__index = Tensor
 function Tensor:data_ptr() return ffi.cast("void*", self.storage) end
-package.loaded["iris.tensor"] = { is_tensor = function(v) return getmetatable(v) == Tensor end }
+package.loaded["iris.tensor_core"] = { is_tensor = function(v) return getmetatable(v) == Tensor end }
 local next_offset = 64 * 1024
 -- A zeroed tensor at the same offset of both fake heaps; t.storage is rank 0's, peer(t) rank 1's.
 function tensor(dtype, n)
@@ -125,7 +125,7 @@ expect_error("argument 2 'n' (int) expects an integer in [-2147483648, 214748364
   function() k:launch(cfg, f32, 1.5, ctx, true, 1, 1) end)
 expect_error("argument 2 'n' (int) expects an integer in [-2147483648, 2147483647], got number 4294967296",
   function() k:launch(cfg, f32, 2^32, ctx, true, 1, 1) end)
-expect_error("argument 2 'n' (int) expects an integer in [-2147483648, 2147483647], got string \"3\"",
+expect_error("argument 2 'n' (int) expects an integer in [-2147483648, 2147483647], got '3'",
   function() k:launch(cfg, f32, "3", ctx, true, 1, 1) end)
 expect_error("argument 3 'ctx' (iris::Context) expects the iris context (ctx), got a table",
   function() k:launch(cfg, f32, 1, {}, true, 1, 1) end)

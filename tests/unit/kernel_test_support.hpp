@@ -24,11 +24,10 @@ inline std::string test_cache_dir() {
   return dir != nullptr && *dir != '\0' ? dir : "/tmp/iris-lua-unit-test-cache";
 }
 
-// The folder of this source file's test kernels.
-inline std::string test_kernel_dir() {
-  std::string here = __FILE__;
-  return here.substr(0, here.find_last_of('/')) + "/kernels";
-}
+// The folder of the unit tests' kernels. From the build (tests/CMakeLists.txt), not __FILE__: with the
+// build folder inside the source tree, __FILE__ is relative to the build folder, and ctest runs the
+// program from another one.
+inline std::string test_kernel_dir() { return IRIS_UNIT_TEST_KERNELS; }
 
 struct CpuDevice {
   static constexpr size_t kHeapBytes = 1 << 20;

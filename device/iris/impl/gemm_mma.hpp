@@ -9,9 +9,8 @@
 // On sm_90a (IRIS_GEMM_WGMMA, gemm_layout.hpp) 16-bit inputs take Hopper's wgmma instead: the two
 // warpgroups (warps 0-3, 4-7) each compute 64 rows x all 128 columns as wgmma m64n128k16 reading both
 // operands from the staged tiles through shared-memory descriptors, two per stage, so no fragments are
-// loaded into registers (0.50-0.55 x cuBLAS against mma.sync's 0.35-0.43 x at two blocks per SM on an
-// H200, docs/perf.md "The GEMM tile on wgmma"; ptxas serializes wgmma in a function the kernel calls,
-// 0.42-0.48 x there). Accumulator element e of a thread is then warp w's rows
+// loaded into registers (faster than mma.sync at two blocks per SM, unless ptxas serializes wgmma in a
+// function the kernel calls: docs/perf.md, "The GEMM tile on wgmma"). Accumulator element e of a thread is then warp w's rows
 // 16 w .. 16 w + 15, columns 8 (e / 4) .. + 7, in the m16n8 C fragment's order (register e % 4).
 // float32 stays on mma.sync there, so one kernel can hold both layouts (Accumulator::layout).
 #ifndef IRIS_IMPL_GEMM_MMA_HPP

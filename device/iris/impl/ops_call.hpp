@@ -66,8 +66,8 @@ IRIS_DEVICE void tile_product_here(const gemm::Matrix<T>& a, const gemm::Matrix<
 
 // The same in a function of its own whose operands come by value. Its registers are then allocated
 // apart from the communication code of the kernel around it: inline, the k loop shared
-// IRIS_GEMM_KERNEL's 128 registers with that code and spilled (matmul_all_gather ran 1.6 x slower than
-// the GEMM alone at one rank on an H200). By value, not through a lambda's references, so that the
+// IRIS_GEMM_KERNEL's 128 registers with that code and spilled (matmul_all_gather ran much slower than
+// the GEMM alone: docs/perf.md, "GPU figures: the fused ops on one H200"). By value, not through a lambda's references, so that the
 // compiler need not reload them after every asm statement that clobbers memory.
 template <class T>
 __device__ __noinline__ void tile_product_apart(gemm::Matrix<T> a, gemm::Matrix<T> b, int64_t row, int64_t col,
@@ -76,7 +76,7 @@ __device__ __noinline__ void tile_product_apart(gemm::Matrix<T> a, gemm::Matrix<
 }
 
 // The same, inline where the tile multiplies on wgmma (16-bit inputs on sm_90a): ptxas serializes wgmma
-// in a called function (0.39-0.40 x cuBLAS against 0.50-0.55 x inline, docs/perf.md), and wgmma keeps
+// in a called function (docs/perf.md, "The fused ops with wgmma"), and wgmma keeps
 // no fragments in registers, so the kernel around it has room. Inline means in the kernel's own function:
 // the ops' kernels come one per element type and inline their tile loops (below).
 template <class T>
@@ -111,10 +111,10 @@ IRIS_DEVICE void copy_rows(const T* src, int64_t src_stride, T* dst, int64_t dst
       [=](int64_t c) { return reinterpret_cast<uint4*>(dst + (c / per_row) * dst_stride + (c % per_row) * V); });
 }
 
-// Rows shorter than this go by the threads. The bulk unit takes about 40 ns per copy of a few KiB or
-// less, whatever its size: a GEMM tile's 128 rows of 256 bytes cost 10 to 12 us staged against 1.8 us
-// for the threads' copy_rows (16 blocks, one H200; docs/perf.md, "Copies from a few SMs"). From about 2
-// KiB a row the unit moves more per SM than the threads do.
+// Rows shorter than this go by the threads: the bulk unit costs about the same per copy whatever its
+// size up to a few KiB, so a GEMM tile's short rows are far slower staged than by the threads' copy_rows;
+// from about 2 KiB a row the unit moves more per SM than the threads do (docs/perf.md, "Copies from a few
+// SMs", has the figures).
 constexpr int64_t kBulkRowBytes = 2048;
 
 // rows x cols elements of src to each of `dests` destinations (dest(d): where row 0 goes, rows

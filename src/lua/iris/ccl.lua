@@ -150,11 +150,7 @@ local function human(bytes) return ffi.string(C.iris_human_bytes(bytes)) end
 
 -- ---- argument checks ------------------------------------------------------------------------------------
 
-local function describe(v)
-  if tensor.is_tensor(v) then return ("a %s tensor"):format(v.dtype) end
-  if type(v) == "string" then return ("'%s'"):format(v) end
-  return type(v) == "nil" and "nil" or ("%s %s"):format(type(v), tostring(v))
-end
+local describe = errors.describe
 
 local function check_tensor(what, name, t, writable)
   if not tensor.is_tensor(t) then

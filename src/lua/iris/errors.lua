@@ -130,6 +130,23 @@ end
 
 local key_sets = setmetatable({}, { __mode = "k" }) -- names list -> set of its names
 
+-- A value as every "..., got X" of a bad argument names it, one wording for all of iris: "a float32
+-- tensor" ("an int32 tensor"), 'text' (cut at 40 characters), number 1.5, boolean true, nil, cdata 5LL
+-- (64-bit integers), and "a table" (a function, other cdata) for the rest.
+local int64_t, uint64_t = ffi.typeof("int64_t"), ffi.typeof("uint64_t")
+function M.describe(v)
+  local tensors = package.loaded["iris.tensor_core"] -- (loaded wherever a tensor exists; no require: it needs this module)
+  if tensors and tensors.is_tensor(v) then
+    return (v.dtype:sub(1, 1) == "i" and "an %s tensor" or "a %s tensor"):format(v.dtype)
+  end
+  local kind = type(v)
+  if kind == "string" then return ("'%s'"):format(#v > 40 and v:sub(1, 40) .. "..." or v) end
+  if kind == "number" or kind == "boolean" then return ("%s %s"):format(kind, tostring(v)) end
+  if kind == "cdata" and (ffi.istype(int64_t, v) or ffi.istype(uint64_t, v)) then return "cdata " .. tostring(v) end
+  if kind == "nil" then return "nil" end
+  return "a " .. kind
+end
+
 -- Raises when `tbl` has a key that is not one of `names` (a list, in the order the message gives
 -- them): "k:launch: unknown cfg key 'blocks' (did you mean 'block'? cfg keys: grid, block, shared)".
 -- `what` names the call, `noun` what a key is ("option" by default). Cheap enough for every launch.

@@ -21,11 +21,11 @@ local PARAM_POINTER, PARAM_INTEGER, PARAM_FLOAT, PARAM_BOOL, PARAM_CONTEXT, PARA
 
 -- ---- values as messages name them ---------------------------------------------------------------------
 
--- iris.tensor's is_tensor, looked up when first needed (the unit tests put a stand-in in its place).
+-- iris.tensor_core's is_tensor, looked up when first needed (the unit tests put a stand-in in its place).
 local tensor_is_tensor
 
 local function is_tensor(v)
-  if not tensor_is_tensor then tensor_is_tensor = require("iris.tensor").is_tensor end
+  if not tensor_is_tensor then tensor_is_tensor = require("iris.tensor_core").is_tensor end
   return tensor_is_tensor(v)
 end
 
@@ -36,16 +36,7 @@ end
 
 local int64_t, uint64_t = ffi.typeof("int64_t"), ffi.typeof("uint64_t")
 
-local function describe(v)
-  if is_tensor(v) then return a_tensor_of(v.dtype) end
-  local kind = type(v)
-  if kind == "cdata" and (ffi.istype(int64_t, v) or ffi.istype(uint64_t, v)) then return "cdata " .. tostring(v) end
-  if kind == "number" then return ("number %s"):format(tostring(v)) end
-  if kind == "string" then return ("string %q"):format(#v > 40 and v:sub(1, 40) .. "..." or v) end
-  if kind == "boolean" then return ("boolean %s"):format(tostring(v)) end
-  if kind == "nil" then return "nil" end
-  return "a " .. kind
-end
+local describe = errors.describe
 
 -- An integer parameter's exact range. Lua numbers are doubles and the largest int64_t and uint64_t
 -- (2^63 - 1, 2^64 - 1) are not, so numbers are checked against the first value above the range, which

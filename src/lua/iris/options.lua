@@ -55,8 +55,8 @@ local function option_error(fmt, ...) M.usage_error("%s (--help lists the option
 -- Whether defaults for GPUs apply, before iris.init (which may need the sizes they imply): the backend
 -- IRIS_BACKEND names, else a GPU when a GPU driver is loaded, as iris.init's auto choice would find.
 function M.expects_gpu()
-  local backend = os.getenv("IRIS_BACKEND")
-  if backend and backend ~= "" and backend ~= "auto" then return backend ~= "cpu" end
+  local backend = require("iris.env")("IRIS_BACKEND")
+  if backend and backend ~= "auto" then return backend ~= "cpu" end
   for _, path in ipairs { "/proc/driver/nvidia/version", "/sys/class/kfd/kfd/topology" } do
     local file = io.open(path, "r")
     if file then
@@ -144,7 +144,7 @@ local function print_help(spec, named, positional, gpu)
   for _, o in ipairs(positional) do words[#words + 1] = "[" .. o.name .. "]" end
   lines[#lines + 1] = "usage: " .. (spec.usage or ("iris-lua %s [options]%s"):format((arg and arg[0]) or script_name(),
     #words > 0 and (" " .. table.concat(words, " ")) or ""))
-  local function describe(o, left)
+  local function help_line(o, left)
     local text = o.help
     if o.type == "choice" and #o.choices == 0 then
       local parts = {}
@@ -160,13 +160,13 @@ local function print_help(spec, named, positional, gpu)
     end
     lines[#lines + 1] = ("  %-18s %s"):format(left, text)
   end
-  for _, o in ipairs(positional) do describe(o, o.name) end
+  for _, o in ipairs(positional) do help_line(o, o.name) end
   for _, o in ipairs(named) do
     if o.type == "boolean" then
       o.help = ("%s (default: %s)"):format(o.help, o.default and "yes" or "no")
-      describe(o, "--[no-]" .. o.name)
+      help_line(o, "--[no-]" .. o.name)
     else
-      describe(o, ("--%s %s"):format(o.name, o.arg or TYPES[o.type]))
+      help_line(o, ("--%s %s"):format(o.name, o.arg or TYPES[o.type]))
     end
   end
   lines[#lines + 1] = ("  %-18s %s"):format("--help", "this text")

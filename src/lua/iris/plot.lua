@@ -357,10 +357,8 @@ function M.save(file, svg)
   return file
 end
 
--- iris.plot (iris.lua attaches it).
-M.public = {
-  heatmap = M.heatmap, lines = M.lines, save = M.save, bytes_text = M.bytes_text,
-  timeline = function(...) return require("iris.timeline").render(...) end,
-}
+-- iris.plot (iris.lua attaches it, with iris.timeline's render as iris.plot.timeline: that module
+-- draws with this one's pieces, so this one does not require it).
+M.public = { heatmap = M.heatmap, lines = M.lines, save = M.save, bytes_text = M.bytes_text }
 
 return M

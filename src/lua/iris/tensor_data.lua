@@ -1,9 +1,9 @@
 -- Operations on whole tensors: moving elements between tensors and host memory, fill, copy, clone,
 -- to_table, reductions and comparisons (results are Lua values, computed on the host). Methods of a
--- tensor, which iris.tensor attaches beside its own; the representation is described there.
+-- tensor, which iris.tensor attaches beside iris.tensor_core's; the representation is described there.
 local ffi = require "ffi"
 local errors = require "iris.errors"
-local tensor = require "iris.tensor"
+local tensor = require "iris.tensor_core"
 local graph = require "iris.graph"
 local C = ffi.C
 

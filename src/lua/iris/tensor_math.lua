@@ -4,7 +4,7 @@
 -- allocate nothing and are not collective: each rank changes its own copy, asynchronously like a
 -- launch (kernels/tensor/elementwise.hip, compiled once per process through iris.kernel.builtin).
 local errors = require "iris.errors"
-local tensor = require "iris.tensor"
+local tensor = require "iris.tensor_core"
 local kernel = require "iris.kernel"
 
 local M = {}

@@ -27,10 +27,7 @@ function M.note_origin(line)
   C.iris_trace_origin(line or errors.user_line() or "")
 end
 
-local function describe(v)
-  if type(v) == "string" then return ("string %q"):format(v) end
-  return type(v) == "nil" and "nil" or ("a %s"):format(type(v))
-end
+local describe = errors.describe
 
 -- args: a table of names to numbers, strings and booleans; "line" added.
 local function members(what, args)

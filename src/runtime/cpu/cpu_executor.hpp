@@ -2,8 +2,8 @@
 //
 //   - Blocks are taken from a shared counter by the launching thread and a pool of worker threads
 //     (IRIS_CPU_THREADS in all), each running one block at a time, start to end.
-//   - A block's threads run on fibers (Boost.Context: ~10 ns a switch, against ~600 ns for ucontext,
-//     which saves the signal mask with a system call). One fiber runs the block's threads one after
+//   - A block's threads run on fibers (Boost.Context: far cheaper a switch than ucontext, which saves the
+//     signal mask with a system call; docs/decisions.md has the figures). One fiber runs the block's threads one after
 //     another; only a thread that waits (__syncthreads, a spinning wait) keeps its fiber, and the next
 //     thread starts on a new one. A kernel without barriers thus runs its threads straight through.
 //   - __syncthreads() parks the fiber until every thread of the block that has not returned arrives

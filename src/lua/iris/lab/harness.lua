@@ -11,6 +11,7 @@ local errors = require "iris.errors"
 local testing = require "iris.testing"
 local json = require "iris.json"
 local options = require "iris.options"
+local env = require "iris.env"
 local is_tensor = require("iris.tensor").is_tensor
 local slowest = require("iris.broadcast").slowest
 local C = ffi.C
@@ -284,7 +285,7 @@ end
 -- several students share /dev/shm) and large where a GPU will be chosen (the labs time larger sizes
 -- there: Check:size). iris.init chooses the backend later: iris.options.expects_gpu foresees its choice.
 function H.heap_size()
-  if os.getenv("IRIS_HEAP_SIZE") then return nil end
+  if env("IRIS_HEAP_SIZE") then return nil end
   return options.expects_gpu() and "1GiB" or "32MiB"
 end
 
@@ -345,7 +346,7 @@ function H.run(lab, path, options)
   check:say("lab %s: %s: checking %s on %d rank%s (%s backend); inputs from seed %d", lab.id, lab.title, path,
     ctx.world_size, ctx.world_size == 1 and "" or "s", ctx.backend, check.seed_value)
   if ctx.backend == "cpu" and lab.env and lab.env.IRIS_CPU_MEMORY_MODEL then
-    local model = os.getenv("IRIS_CPU_MEMORY_MODEL")
+    local model = env("IRIS_CPU_MEMORY_MODEL")
     check:say("memory model: %s (IRIS_CPU_MEMORY_MODEL%s)", model, model == "weak"
       and ": stores to other ranks arrive late and out of order unless a release publishes them, as on a GPU"
       or "; a missing release will likely go unnoticed: unset it for this lab")
