@@ -1,7 +1,5 @@
 #include "session/trace_session.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -10,6 +8,7 @@
 
 #include "comm/comm.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
 #include "core/log.hpp"
 #include "core/trace.hpp"
 #include "heap/all_or_none.hpp"
@@ -48,16 +47,14 @@ size_t buffer_bytes(uint32_t capacity) {
   return sizeof(abi::TraceBuffer) + static_cast<size_t>(capacity) * sizeof(abi::TraceRecord);
 }
 
-// Rank 0 writes the file at the end: find out now, before the work, whether it can.
+// Rank 0 writes the file at the end: find out now, before the work, whether it can. Only a regular
+// file is written (core/files.hpp): a device, fifo or directory the path names is refused, never
+// replaced or opened (a fifo would block).
 void check_writable(const std::string& file) {
-  const bool existed = access(file.c_str(), F_OK) == 0;
-  std::FILE* f = std::fopen(file.c_str(), "a");
-  if (f == nullptr) {
-    throw Error(Errc::environment, format("iris.trace: cannot write the trace to %s: %s", file.c_str(),
-                                          std::strerror(errno)));
+  const std::string problem = files::check_replaceable(file);
+  if (!problem.empty()) {
+    throw Error(Errc::environment, format("iris.trace: cannot write the trace to %s: it %s", file.c_str(), problem.c_str()));
   }
-  std::fclose(f);
-  if (!existed) unlink(file.c_str());
 }
 
 // Pinning a device's clocks is a ping-pong between a host thread and a kernel: on ranks sharing cores
@@ -196,17 +193,9 @@ void write_file(const std::string& file, const std::vector<std::string>& parts) 
       "offset measured by ping-pong with rank 0, each device's clocks pinned to its host's (docs/tracing.md)\",\n"
       "  \"ranks\": [\n    " +
       metadata + "]},\n \"traceEvents\": [\n" + events + "\n]}\n";
-  const std::string temporary = file + format(".tmp-%d", static_cast<int>(getpid()));
-  std::FILE* f = std::fopen(temporary.c_str(), "w");
-  if (f == nullptr) {
-    throw Error(Errc::environment, format("iris.trace: cannot write the trace to %s: %s", file.c_str(), std::strerror(errno)));
-  }
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed || std::rename(temporary.c_str(), file.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    unlink(temporary.c_str());
-    throw Error(Errc::environment, format("iris.trace: cannot write the trace to %s: %s", file.c_str(), why.c_str()));
+  const std::string problem = files::replace_file(file, text.data(), text.size());
+  if (!problem.empty()) {
+    throw Error(Errc::environment, format("iris.trace: cannot write the trace to %s: it %s", file.c_str(), problem.c_str()));
   }
 }
 
