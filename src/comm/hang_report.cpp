@@ -19,10 +19,14 @@ constexpr size_t kAnswerBytes = 16 * 1024;
 constexpr size_t kEndingBytes = 1024;
 // How long the asking rank waits for the answers before it prints what it has.
 constexpr double kAnswerSeconds = 3;
-// How long the watcher lets the Lua hook answer before it answers without a traceback.
-constexpr double kHookSeconds = 1;
+// How long the watcher lets the Lua hook answer before it has the profiler sample compiled code, and
+// how long in all before it answers without a traceback.
+constexpr double kSampleAfterSeconds = 0.2;
+constexpr double kHookSeconds = 1.5;
 // How long a rank still runs after another gave up, before it ends itself.
 constexpr double kEndingGraceSeconds = 10;
+// A wait left this recently is what a rank "had just" been doing when the job-end notice comes.
+constexpr double kJustLeftSeconds = 2;
 
 // The board in the node's shared memory: one header, one slot per node-local rank. Atomics of these
 // sizes are lock-free, hence usable between processes.
@@ -46,11 +50,18 @@ struct State {
   int rank = 0, size = 1, local_rank = 0, local_size = 1;
   std::atomic<int> report_fd{STDERR_FILENO};
   std::atomic<bool> in_wait{false};  // the main thread is in a Wait: it answers itself
-  std::atomic<bool> gave_up{false};  // this rank set `ending`
+  std::atomic<bool> gave_up{false};  // this rank gave up waiting (and said so with its own error)
+
+  // The last outer Wait this rank left: what it was waiting for and how long, for the job-end notice of
+  // a rank whose wait ended (with an error, or just done) right before the notice came.
+  std::mutex left_mutex;
+  std::string left_doing;
+  double left_after = 0, left_at = 0;
 
   std::mutex sources_mutex;
   std::function<std::string()> lua_traceback;
   std::function<void()> request_lua_answer;
+  std::function<void()> sample_compiled_lua;
   std::function<std::string()> kernels_in_flight;
 
   // Main thread only: the report this rank asked for.
@@ -136,11 +147,24 @@ void print_report(const std::string& doing, double waited) {
   write_all(text);
 }
 
+// "was waiting in ctx:barrier() for 6.0 s", "was running Lua for 3.2 s", "had just stopped waiting in
+// ctx:barrier() (after 6.0 s)": what this rank does, for the job-end notice.
+std::string what_this_rank_does(double now) {
+  State& s = state();
+  const activity::Now doing = activity::current();
+  if (!doing.what.empty()) return format("was %s for %.1f s", doing.what.c_str(), doing.seconds);
+  std::lock_guard<std::mutex> lock(s.left_mutex);
+  if (!s.left_doing.empty() && now - s.left_at < kJustLeftSeconds) {
+    return format("had just stopped %s (after %.1f s)", s.left_doing.c_str(), s.left_after);
+  }
+  return format("was running Lua for %.1f s", doing.seconds);
+}
+
 // The watcher thread: answers for a main thread that is not in a Wait, and ends this rank once another
 // gave up waiting and this one is still running.
 void watch() {
   State& s = state();
-  bool hook_requested = false;
+  bool hook_requested = false, sampled = false;
   double hook_requested_at = 0, ending_seen_at = 0;
   uint32_t handled = 0;
   for (;;) {
@@ -158,10 +182,13 @@ void watch() {
         if (auto request = source(&State::request_lua_answer)) request();
         hook_requested = true;
         hook_requested_at = now;
+      } else if (!sampled && now - hook_requested_at > kSampleAfterSeconds) {
+        if (auto sample = source(&State::sample_compiled_lua)) sample();
+        sampled = true;
       } else if (now - hook_requested_at > kHookSeconds) {
         answer(asked, "running Lua", doing.seconds,
-               "no traceback: the Lua code does not stop for one (a loop the JIT compiled, or a C function; "
-               "jit.off() on the function shows where it is)",
+               "no traceback: the Lua code does not stop for one (a C function that does not return, or a "
+               "loop the JIT compiled while LuaJIT's profiler was taken by the script)",
                "");
         handled = asked;
       }
@@ -169,10 +196,8 @@ void watch() {
     if (s.header->ending.load(std::memory_order_acquire) == 1 && ending_seen_at == 0) {
       ending_seen_at = now;
       if (!s.gave_up.load()) {
-        const activity::Now doing = activity::current();
-        write_all(format("iris-lua[rank %d]: the job ends: %s; this rank was %s for %.1f s\n", s.rank,
-                         s.header->ending_text, doing.what.empty() ? "running Lua" : doing.what.c_str(),
-                         doing.seconds));
+        write_all(format("iris-lua[rank %d]: the job ends: %s; this rank %s\n", s.rank, s.header->ending_text,
+                         what_this_rank_does(now).c_str()));
       }
     }
     if (ending_seen_at != 0 && now - ending_seen_at > kEndingGraceSeconds) {
@@ -180,6 +205,17 @@ void watch() {
       std::_Exit(1);
     }
   }
+}
+
+// The waits of the layers below comm (activity::WatchedWait): a Wait of their own.
+struct WaitWatcher final : activity::WatchedWait::Watcher {
+  WaitWatcher(const std::string& doing, bool may_ask) : wait(doing, may_ask) {}
+  void poll() override { wait.poll(); }
+  Wait wait;
+};
+
+std::unique_ptr<activity::WatchedWait::Watcher> watched_wait(const std::string& doing, bool may_ask) {
+  return std::make_unique<WaitWatcher>(doing, may_ask);
 }
 
 }  // namespace
@@ -205,13 +241,16 @@ void start(const Settings& settings, void* board, int rank, int size, int local_
   s.slots = reinterpret_cast<Slot*>(static_cast<char*>(board) + sizeof(Header));
   s.slots[local_rank].rank.store(rank);
   s.header = static_cast<Header*>(board);
+  activity::WatchedWait::set_factory(watched_wait);
   std::thread(watch).detach();
 }
 
-void set_lua_sources(std::function<std::string()> lua_traceback, std::function<void()> request_lua_answer) {
+void set_lua_sources(std::function<std::string()> lua_traceback, std::function<void()> request_lua_answer,
+                     std::function<void()> sample_compiled_lua) {
   std::lock_guard<std::mutex> lock(state().sources_mutex);
   state().lua_traceback = std::move(lua_traceback);
   state().request_lua_answer = std::move(request_lua_answer);
+  state().sample_compiled_lua = std::move(sample_compiled_lua);
 }
 
 void set_kernels_in_flight(std::function<std::string()> kernels_in_flight) {
@@ -229,14 +268,23 @@ void answer_from_lua(const std::string& traceback) {
 
 void set_report_fd(int fd) { state().report_fd.store(fd >= 0 ? fd : STDERR_FILENO); }
 
-Wait::Wait(std::string doing)
+Wait::Wait(std::string doing, bool may_ask)
     : doing_(std::move(doing)),
       activity_(doing_),
       started_(activity::clock_seconds()),
+      may_ask_(may_ask),
       outer_(!state().in_wait.exchange(true)) {}
 
 Wait::~Wait() {
-  if (outer_) state().in_wait.store(false);
+  if (!outer_) return;
+  State& s = state();
+  {
+    std::lock_guard<std::mutex> lock(s.left_mutex);
+    s.left_doing = doing_;
+    s.left_at = activity::clock_seconds();
+    s.left_after = s.left_at - started_;
+  }
+  s.in_wait.store(false);
 }
 
 void Wait::poll() {
@@ -245,7 +293,7 @@ void Wait::poll() {
   const double now = activity::clock_seconds();
   const double waited = now - started_;
   uint32_t asked = s.header->asked.load(std::memory_order_acquire);
-  if (asked == 0 && s.settings.report_after > 0 && waited >= s.settings.report_after) {
+  if (asked == 0 && may_ask_ && s.settings.report_after > 0 && waited >= s.settings.report_after) {
     uint32_t none = 0;
     if (s.header->asked.compare_exchange_strong(none, 1)) {
       s.header->asker.store(s.rank);
@@ -270,9 +318,11 @@ void Wait::poll() {
     const std::string why = format("rank %d gave up after %.0f s %s (IRIS_HANG_TIMEOUT=%g)", s.rank, waited,
                                    doing_.c_str(), s.settings.give_up_after);
     uint32_t running = 0;
+    // This rank says why with its own error: it writes no job-end notice, also when another rank gave
+    // up first.
+    s.gave_up.store(true);
     if (s.header->ending.compare_exchange_strong(running, 2)) {
       std::snprintf(s.header->ending_text, sizeof s.header->ending_text, "%s", why.c_str());
-      s.gave_up.store(true);
       s.header->ending.store(1, std::memory_order_release);
     }
     throw Error(Errc::hang, format("gave up after %.0f s %s (IRIS_HANG_TIMEOUT=%g): the job ends%s", waited,

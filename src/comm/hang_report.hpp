@@ -44,8 +44,12 @@ void start(const Settings& settings, void* board, int rank, int size, int local_
 //     Lua state now ("" when it may not: inside code the JIT compiled). Main thread.
 //   request_lua_answer: asks the Lua state to call answer_from_lua() at its next interpreted
 //     instruction. Any thread.
+//   sample_compiled_lua: when the request above gets no answer (the Lua code runs in a trace the JIT
+//     compiled, which never runs hooks), makes LuaJIT's profiler sample now: its callback answers
+//     from the trace's exit. Any thread; may be empty.
 //   kernels_in_flight: the kernels in flight on this rank's device ("" when none). Main thread.
-void set_lua_sources(std::function<std::string()> lua_traceback, std::function<void()> request_lua_answer);
+void set_lua_sources(std::function<std::string()> lua_traceback, std::function<void()> request_lua_answer,
+                     std::function<void()> sample_compiled_lua = nullptr);
 void set_kernels_in_flight(std::function<std::string()> kernels_in_flight);
 
 // From the Lua hook the watcher asked for (main thread, Lua stopped at an instruction): answers an
@@ -58,10 +62,12 @@ void set_report_fd(int fd);
 
 // One wait of the main thread for other ranks or the device: `doing` says what it does, as reports
 // word it ("waiting in ctx:barrier()", "waiting for the GPU"). poll() belongs in its loop; it throws
-// Error(hang) once the wait has lasted IRIS_HANG_TIMEOUT.
+// Error(hang) once the wait has lasted IRIS_HANG_TIMEOUT. A wait that may not ask (a compiler at work:
+// a long compile is no sign of a hang by itself) still answers reports and gives up. Layers below comm
+// get these through activity::WatchedWait (start() installs the factory).
 class Wait {
  public:
-  explicit Wait(std::string doing);
+  explicit Wait(std::string doing, bool may_ask = true);
   ~Wait();
   Wait(const Wait&) = delete;
   Wait& operator=(const Wait&) = delete;
@@ -71,6 +77,7 @@ class Wait {
   std::string doing_;
   activity::Scope activity_;
   double started_;
+  bool may_ask_;
   bool outer_;  // not inside another Wait (that one answers questions)
 };
 
