@@ -22,6 +22,7 @@
 #include "core/activity.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/job_end.hpp"
 #include "core/log.hpp"
 #include "core/trace.hpp"
 #include "core/unnamed_memory.hpp"
@@ -464,6 +465,8 @@ Comm::ClockOffset Comm::measure_clock_offset(const ClockRounds& rounds) {
 void Comm::abort(int exit_code) {
   std::fflush(stdout);
   std::fflush(stderr);
+  // What must still be written (the trace), unless the way out that called this already did it.
+  job_end::failed(format("rank %d ended the job (exit code %d)", rank_, exit_code), exit_code);
   if (mpi_ && size_ > 1) {
     // Give the launcher's output forwarding a moment to carry this rank's message out first.
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -475,6 +478,7 @@ void Comm::abort(int exit_code) {
 void Comm::finish(const std::string& how) {
   if (finished_) return;
   finished_ = true;
+  hang::mark_finished();
   if (!mpi_) return;
   std::vector<MPI_Request> sends;
   char text[kHowBytes] = {0};

@@ -109,6 +109,11 @@ double tree_cpu_seconds(int root) {
   return total;
 }
 
+// The share of a CPU a process tree must use to count as at work: a compiler on a machine whose cores
+// many processes share gets a small share, yet far more than the polling of a rank whose compiler sleeps
+// (a look at /proc once a second, a few milliseconds).
+constexpr double kProgressShare = 0.02;
+
 ProcessWait::ProcessWait(std::string doing, int pid, bool may_ask)
     : doing_(std::move(doing)),
       pid_(pid),
@@ -123,7 +128,7 @@ void ProcessWait::poll() {
   const double now = clock_seconds();
   if (now - looked_at_ >= 1) {
     const double cpu = tree_cpu_seconds(pid_);
-    if (cpu >= 0 && cpu_seconds_ >= 0 && cpu - cpu_seconds_ >= 0.1 * (now - looked_at_)) {
+    if (cpu >= 0 && cpu_seconds_ >= 0 && cpu - cpu_seconds_ >= kProgressShare * (now - looked_at_)) {
       wait_.reset();  // at work: the wait starts again
       wait_ = std::make_unique<WatchedWait>(doing_, may_ask_);
     }

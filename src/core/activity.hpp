@@ -59,7 +59,7 @@ class WatchedWait {
 
 // A wait for a process at work (a compiler; another rank compiling the kernel this one needs), watched
 // as a WatchedWait but only while the process makes no progress: whenever it and its descendants used
-// at least a tenth of a CPU since the last look (once a second), the wait starts again. A compiler that
+// at least 2% of a CPU since the last look (once a second), the wait starts again. A compiler that
 // works for minutes is never a hang; one that sleeps or waits on something that never comes is, after
 // IRIS_HANG_TIMEOUT.
 class ProcessWait {

@@ -18,6 +18,7 @@
 #include "comm/hang_report.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/job_end.hpp"
 #include "core/log.hpp"
 #include "core/process_keeper.hpp"
 #include "host/user_frames.hpp"
@@ -86,12 +87,15 @@ void host_hook(lua_State* L, lua_Debug*) {
 
 void arm_hook(lua_State* L) { lua_sethook(L, host_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1); }
 
+void sample_compiled_lua();
+
 void on_interrupt(int signal_number) {
   ::signal(signal_number, SIG_DFL);  // a second Ctrl-C ends the process the default way
   g_stop_requested.store(true);
   interrupt::request();
   lua_State* L = g_signal_state.load();
   if (L != nullptr) arm_hook(L);
+  sample_compiled_lua();  // a loop the JIT compiled leaves its trace for the hook
 }
 
 // interrupt::interrupt_script's way into the running Lua code. It may run in a signal handler (the
@@ -99,6 +103,7 @@ void on_interrupt(int signal_number) {
 void notify_script() {
   lua_State* L = g_signal_state.load();
   if (L != nullptr) arm_hook(L);
+  sample_compiled_lua();
 }
 
 // The hang report's watcher asks where this rank's Lua code is (comm/hang_report.hpp).
@@ -119,6 +124,7 @@ std::string waiting_traceback() { return g_inspectable_state != nullptr ? user_t
 // an interval too long ever to fire (its timer counts CPU time), so it costs nothing until a hang report
 // asks: then its timer is set to fire now (sample_compiled_lua) and put back once the answer is written.
 std::atomic<bool> g_sampler_started{false};
+std::atomic<bool> g_sample_due{false};  // the timer was set to fire now
 constexpr long kIdleSampleSeconds = 100000;
 
 void set_sample_timer(long seconds, long microseconds) {
@@ -129,17 +135,20 @@ void set_sample_timer(long seconds, long microseconds) {
   setitimer(ITIMER_PROF, &timer, nullptr);
 }
 
+// Async-signal-safe (Ctrl-C's handler calls it): setitimer and atomics only.
 void sample_compiled_lua() {
-  if (g_sampler_started.load()) set_sample_timer(0, 2000);
+  if (!g_sampler_started.load()) return;
+  g_sample_due.store(true);
+  set_sample_timer(0, 2000);
 }
 
 // The profiler's callback (through start_sampler's Lua function): thread = the coroutine it interrupted.
+// Leaving the trace for the sample is what a stop needs too: the hook armed for Ctrl-C (or a test's
+// timeout) runs at the next instruction the interpreter executes, right after this returns.
 int answer_from_sample(lua_State* L) {
+  if (g_sample_due.exchange(false)) set_sample_timer(kIdleSampleSeconds, 0);
   lua_State* thread = lua_tothread(L, 1);
-  if (thread != nullptr && g_hang_answer_requested.exchange(false)) {
-    set_sample_timer(kIdleSampleSeconds, 0);
-    comm::hang::answer_from_lua(user_traceback(thread));
-  }
+  if (thread != nullptr && g_hang_answer_requested.exchange(false)) comm::hang::answer_from_lua(user_traceback(thread));
   return 0;
 }
 
@@ -183,7 +192,7 @@ int message_handler(lua_State* L) {
 
 // How the Host of this process ends its rank from inside the Lua state (os_exit below): Impl::finish
 // without closing the state it is called from.
-std::function<void(const std::string& how)> g_finish_from_lua;
+std::function<void(const std::string& how, int exit_code)> g_finish_from_lua;
 
 // os.exit([code]): LuaJIT's would end this process alone, without MPI_Finalize (mpirun then reports
 // that the job ended improperly and exits 1), without writing the trace and without telling the other
@@ -207,7 +216,7 @@ int os_exit(lua_State* L) {
   std::string how = "called os.exit(" + given + ")";
   if (!where.empty()) how += " at " + where;
   std::fflush(stdout);
-  if (g_finish_from_lua) g_finish_from_lua(how);
+  if (g_finish_from_lua) g_finish_from_lua(how, code);
   std::fflush(nullptr);
   std::_Exit(code);
 }
@@ -237,21 +246,24 @@ struct Host::Impl {
     return text;
   }
 
-  // The orderly end of this rank (Host::finish): its device work waited for, the trace written, the
-  // Lua state closed (unless the end comes from inside it: os.exit), the other ranks told `how` it
-  // ended and waited for, the heap freed, MPI finalized. A failure on the way ends the whole job.
-  void finish(const std::string& how, bool close_lua) {
+  // The orderly end of this rank (Host::finish): its device work waited for, the trace written (its
+  // last event saying `how` the rank ended, "called os.exit(3) at s.lua:5", and `exit_code`), the Lua
+  // state closed (unless the end comes from inside it: os.exit), the other ranks told how it ended and
+  // waited for, the heap freed, MPI finalized. A failure on the way ends the whole job.
+  void finish(const std::string& how, int exit_code, bool close_lua) {
     if (finished) return;
     finished = true;
     try {
       session::synchronize_if_initialized();
-      session::trace_finish_job();  // collective: every rank that ends normally gets here
+      // Collective: every rank that ends normally gets here.
+      session::trace_finish_job(how.empty() ? how : format("rank %d %s", comm->rank(), how.c_str()), exit_code);
     } catch (const Error& e) {
       RunResult failure{exit_code_of(e.code()), e.what(), ""};
       // A fault the script already heard of was printed with its line (or handled there): once is enough.
       if (!(e.code() == Errc::device_fault && session::fault_reported())) {
         std::fprintf(stderr, "%s\n", describe(failure).c_str());
       }
+      job_end::failed(format("rank %d failed at the end of the job: %s", comm->rank(), e.what()), failure.exit_code);
       comm->abort(failure.exit_code);
     }
     comm::hang::set_lua_sources(nullptr, nullptr);
@@ -267,6 +279,7 @@ struct Host::Impl {
     } catch (const Error& e) {
       RunResult failure{exit_code_of(e.code()), e.what(), ""};
       std::fprintf(stderr, "%s\n", describe(failure).c_str());
+      job_end::failed(format("rank %d failed at the end of the job: %s", comm->rank(), e.what()), failure.exit_code);
       comm->abort(failure.exit_code);
     }
     std::fflush(stdout);
@@ -330,7 +343,7 @@ struct Host::Impl {
 Host::Host(const HostOptions& options) : impl_(new Impl) {
   impl_->options = options;
   keeper::start();  // first: a small single-threaded process to fork, before MPI
-  g_finish_from_lua = [impl = impl_](const std::string& how) { impl->finish(how, false); };
+  g_finish_from_lua = [impl = impl_](const std::string& how, int exit_code) { impl->finish(how, exit_code, false); };
   // Under mpirun stdout is a pipe; line buffering keeps each rank's lines whole and timely.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   log::configure_from_environment();
@@ -377,9 +390,9 @@ Host::Host(const HostOptions& options) : impl_(new Impl) {
     lua_setfield(L, LUA_REGISTRYINDEX, kTracebackFunctionKey);
   }
   lua_settop(L, 0);
-  // Only where a hang report can ask this rank (another rank waits for it): the sampler's checks in
-  // compiled traces cost a little; a script that starts jit.profile itself takes the profiler over.
-  if (impl_->comm->size() > 1 && comm::hang::settings_from_environment().report_after > 0) {
+  // The sampler's checks in compiled traces cost nothing measurable (docs/perf.md); a script that starts
+  // jit.profile itself takes the profiler over.
+  {
     static const char* kStartSampler =
         "local answer, interval_ms = ...\n"
         "local ok, profile = pcall(require, 'jit.profile')\n"
@@ -488,7 +501,7 @@ std::string Host::describe(const RunResult& result) const { return impl_->descri
 void Host::abort_job(int exit_code) { impl_->comm->abort(exit_code); }
 
 int Host::finish() {
-  impl_->finish("", true);
+  impl_->finish("", 0, true);
   return 0;
 }
 

@@ -1,5 +1,7 @@
 #include "session/trace_session.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -7,8 +9,10 @@
 #include <cstring>
 
 #include "comm/comm.hpp"
+#include "comm/hang_report.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
+#include "core/job_end.hpp"
 #include "core/log.hpp"
 #include "core/trace.hpp"
 #include "heap/all_or_none.hpp"
@@ -27,6 +31,11 @@ constexpr size_t kRoundBytes = size_t(256) << 20;  // what one round of the gath
 struct State {
   bool running = false;
   TraceOptions options;
+  uint64_t tag = 0;  // the job's trace: names the part files of a failed job (rank 0's, broadcast)
+  // The job ends (trace_finish_job): the last event stop records, after its own.
+  bool job_ends = false;
+  std::string job_end_how;
+  int job_end_code = 0;
   comm::Comm::ClockOffset start_offset;
   int64_t start_ns = 0;
   abi::TraceBuffer* buffer = nullptr;  // allocated at the first trace with a heap, kept for the job
@@ -199,6 +208,167 @@ void write_file(const std::string& file, const std::vector<std::string>& parts) 
   }
 }
 
+// The last event of a job's trace, on this rank's host track.
+void record_job_end(const std::string& how, int exit_code) {
+  trace::instant("iris-lua: the job ended", "job", trace::Args().add("how", how).add("exit_code", exit_code).text());
+}
+
+// ---- the parts of a job that ended abnormally -----------------------------------------------------------
+
+struct Part {
+  int rank = 0;
+  std::string metadata;  // a JSON object
+  std::vector<trace::Event> events;
+  std::vector<int64_t> aligned;  // each event's time on rank 0's clock
+};
+
+std::string part_path(const std::string& target, uint64_t tag, int rank) {
+  const size_t slash = target.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : target.substr(0, slash);
+  const std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
+  return format("%s/.%s.part-%016llx-%d", dir.c_str(), base.c_str(), static_cast<unsigned long long>(tag), rank);
+}
+
+constexpr char kPartMagic[8] = {'I', 'R', 'I', 'S', 'T', 'P', '0', '1'};
+
+void put_u64(std::vector<uint8_t>& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
+}
+void put_string(std::vector<uint8_t>& out, const std::string& s) {
+  put_u64(out, s.size());
+  out.insert(out.end(), s.begin(), s.end());
+}
+
+std::vector<uint8_t> serialize_part(const Part& part) {
+  std::vector<uint8_t> out(kPartMagic, kPartMagic + sizeof kPartMagic);
+  put_u64(out, static_cast<uint64_t>(part.rank));
+  put_string(out, part.metadata);
+  put_u64(out, part.events.size());
+  for (size_t i = 0; i < part.events.size(); ++i) {
+    const trace::Event& e = part.events[i];
+    put_u64(out, static_cast<uint64_t>(e.phase));
+    put_u64(out, static_cast<uint64_t>(part.aligned[i]));
+    put_u64(out, static_cast<uint64_t>(e.dur_ns));
+    put_u64(out, static_cast<uint64_t>(e.track));
+    put_u64(out, static_cast<uint64_t>(e.block));
+    put_u64(out, e.flow);
+    put_string(out, e.name);
+    put_string(out, e.category);
+    put_string(out, e.args);
+  }
+  return out;
+}
+
+// False for anything that is not a whole part (a rank died while writing it).
+bool deserialize_part(const std::vector<uint8_t>& in, Part* part) {
+  size_t at = sizeof kPartMagic;
+  if (in.size() < at || std::memcmp(in.data(), kPartMagic, at) != 0) return false;
+  auto u64 = [&](uint64_t* v) {
+    if (in.size() - at < 8) return false;
+    *v = 0;
+    for (int i = 0; i < 8; ++i) *v |= static_cast<uint64_t>(in[at + i]) << (8 * i);
+    at += 8;
+    return true;
+  };
+  auto string = [&](std::string* s) {
+    uint64_t n = 0;
+    if (!u64(&n) || in.size() - at < n) return false;
+    s->assign(in.begin() + at, in.begin() + at + n);
+    at += n;
+    return true;
+  };
+  uint64_t rank = 0, count = 0;
+  if (!u64(&rank) || !string(&part->metadata) || !u64(&count) || count > in.size()) return false;
+  part->rank = static_cast<int>(rank);
+  for (uint64_t i = 0; i < count; ++i) {
+    trace::Event e;
+    uint64_t phase = 0, ts = 0, dur = 0, track = 0, block = 0;
+    std::string category;
+    if (!u64(&phase) || !u64(&ts) || !u64(&dur) || !u64(&track) || !u64(&block) || !u64(&e.flow) ||
+        !string(&e.name) || !string(&category) || !string(&e.args)) {
+      return false;
+    }
+    e.phase = static_cast<char>(phase);
+    e.dur_ns = static_cast<int64_t>(dur);
+    e.track = static_cast<trace::Track>(track);
+    e.block = static_cast<int>(block);
+    e.category = trace::interned(category);
+    part->events.push_back(std::move(e));
+    part->aligned.push_back(static_cast<int64_t>(ts));
+  }
+  return at == in.size();
+}
+
+// The leader: the trace file from every part found, on one clock from the earliest event, and the last
+// event saying how the job ended and which ranks are missing.
+void merge_parts(const std::string& target, uint64_t tag, int world_size, int leader, const std::string& how,
+                 int exit_code, const std::vector<int>& missing_on_node) {
+  std::vector<Part> parts;
+  for (int r = 0; r < world_size; ++r) {
+    std::vector<uint8_t> bytes;
+    std::string problem;
+    files::ReadOptions options;
+    options.max_bytes = size_t(4) << 30;
+    options.follow_symlinks = false;
+    const std::string path = part_path(target, tag, r);
+    Part part;
+    if (files::read_regular_file(path, options, &bytes, &problem) == files::Read::ok && deserialize_part(bytes, &part) &&
+        part.rank == r) {
+      parts.push_back(std::move(part));
+    }
+    unlink(path.c_str());
+  }
+  int64_t zero = INT64_MAX, last = INT64_MIN;
+  for (const Part& p : parts) {
+    for (size_t i = 0; i < p.aligned.size(); ++i) {
+      zero = std::min(zero, p.aligned[i]);
+      last = std::max(last, p.aligned[i] + p.events[i].dur_ns);
+    }
+  }
+  if (zero == INT64_MAX) zero = last = 0;
+  std::string missing;
+  std::vector<bool> present(world_size, false);
+  for (const Part& p : parts) present[p.rank] = true;
+  for (int r = 0; r < world_size; ++r) {
+    if (!present[r]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+  }
+  std::vector<std::string> texts;
+  for (Part& p : parts) {
+    if (p.rank == leader) {
+      trace::Event end;
+      end.phase = 'i';
+      end.name = "iris-lua: the job ended";
+      end.category = "job";
+      end.args = trace::Args()
+                     .add("how", how)
+                     .add("exit_code", exit_code)
+                     .add("written_by_rank", leader)
+                     .add("ranks_missing", missing.empty() ? std::string("none") : missing)
+                     .add("note", "written after the job failed: the host events each rank recorded; device "
+                                  "events still in the devices' buffers are not here")
+                     .text();
+      p.events.push_back(end);
+      p.aligned.push_back(last + 1000);
+    }
+    texts.push_back(rank_part(p.rank, p.events, p.aligned, zero, p.metadata));
+  }
+  for (int r = 0; r < world_size; ++r) {
+    if (!present[r]) {
+      const bool on_node = std::find(missing_on_node.begin(), missing_on_node.end(), r) != missing_on_node.end();
+      texts.push_back(format("{\"rank\": %d, \"missing\": %s}\n", r,
+                             trace::quote(on_node ? "its part did not come in time (stopped, or busy where its "
+                                                    "watcher could not run)"
+                                                  : "no part: the rank had ended, or runs on another node")
+                                 .c_str()));
+    }
+  }
+  try {
+    write_file(target, texts);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "iris-lua[rank %d]: %s\n", leader, e.what());
+  }
+}
+
 }  // namespace
 
 bool trace_running() { return state().running; }
@@ -210,10 +380,14 @@ void trace_start(const TraceOptions& options) {
   }
   comm::Comm& c = comm();
   c.announce("iris.trace.start()");
+  uint64_t tag = 0;
+  if (c.rank() == 0) tag = (static_cast<uint64_t>(getpid()) << 32) ^ static_cast<uint64_t>(trace::now_ns());
+  c.broadcast(&tag, sizeof tag, 0);
   heap::all_or_none(c, "iris.trace.start(): trace file", [&] {
     if (c.rank() == 0 && !options.file.empty()) check_writable(options.file);
   });
   st.options = options;
+  st.tag = tag;
   st.device_started = false;
   trace::begin(options.host_events != 0 ? options.host_events : kDefaultHostEvents);
   st.running = true;
@@ -227,6 +401,7 @@ void trace_start(const TraceOptions& options) {
     throw;
   }
   trace::instant("iris.trace.start", "trace");
+  if (!st.options.file.empty()) job_end::set_writer(trace_write_after_failure);
 }
 
 size_t trace_heap_reserve() {
@@ -267,11 +442,13 @@ TraceSummary trace_stop(const std::string& file) {
     one_rank_at_a_time("iris.trace.stop(): device clocks", [&] { device = registry().timeline().stop(); });
   }
   trace::instant("iris.trace.stop", "trace");
+  if (st.job_ends) record_job_end(st.job_end_how, st.job_end_code);
   const comm::Comm::ClockOffset end_offset = c.measure_clock_offset(comm::Comm::ClockRounds{});
   const int64_t end_ns = trace::now_ns();
   uint64_t dropped = 0;
   std::vector<trace::Event> events = trace::end(&dropped);
   st.running = false;
+  job_end::set_writer(nullptr);
 
   // Rank 0's clock: the offset measured at the start and at the stop, interpolated, so host clocks
   // that drift apart over a long trace stay aligned.
@@ -322,8 +499,69 @@ TraceSummary trace_stop(const std::string& file) {
   return summary;
 }
 
-void trace_finish_job() {
-  if (state().running) trace_stop("");
+namespace {
+std::string g_noted_how;
+int g_noted_exit_code = 0;
+}  // namespace
+
+void trace_note_job_end(const std::string& how, int exit_code) {
+  g_noted_how = how;
+  g_noted_exit_code = exit_code;
+}
+
+void trace_finish_job(const std::string& how, int exit_code) {
+  if (!state().running) return;
+  State& st = state();
+  st.job_ends = true;
+  if (how.empty() && !g_noted_how.empty()) {
+    st.job_end_how = g_noted_how;
+    st.job_end_code = g_noted_exit_code;
+  } else {
+    st.job_end_how = how.empty() ? std::string("every rank finished its script") : how;
+    st.job_end_code = exit_code;
+  }
+  trace_stop("");
+}
+
+void trace_write_after_failure(const std::string& how, int exit_code) {
+  State& st = state();
+  if (!st.running || st.options.file.empty()) return;
+  comm::Comm& c = comm();
+  const bool leader = comm::hang::announce_job_end(how, exit_code);
+  record_job_end(format("%s (seen by rank %d)", how.c_str(), c.rank()), exit_code);
+  uint64_t dropped = 0;
+  std::vector<trace::Event> events = trace::end(&dropped);
+  st.running = false;
+  std::string problem;
+  const std::string target = files::replacement_target(st.options.file, &problem);
+  if (target.empty()) {
+    comm::hang::job_end_part_done();
+    return;  // it was writable at the start; nothing to tell anybody now
+  }
+  // This rank's part: its events on rank 0's clock (the offset measured at the start: there is no stop).
+  Part mine;
+  mine.rank = c.rank();
+  mine.events = std::move(events);
+  for (const trace::Event& e : mine.events) mine.aligned.push_back(e.ts_ns - st.start_offset.offset_ns);
+  trace::Args meta;
+  meta.add("rank", c.rank())
+      .add("backend", initialized() ? std::string(current().backend->name()) : std::string("none"))
+      .add("host_clock_offset_ns", static_cast<long long>(st.start_offset.offset_ns))
+      .add("host_events", static_cast<unsigned long long>(mine.events.size()))
+      .add("host_events_dropped", static_cast<unsigned long long>(dropped))
+      .add("ended", how)
+      .add("device_events", "not collected: the job ended abnormally");
+  mine.metadata = "{" + meta.text() + "}";
+  const std::vector<uint8_t> bytes = serialize_part(mine);
+  files::replace_file(part_path(target, st.tag, c.rank()), bytes.data(), bytes.size(), 0600, false);
+  comm::hang::job_end_part_done();
+  if (!leader) {
+    comm::hang::wait_for_job_end_written(3);
+    return;
+  }
+  const std::vector<int> missing = comm::hang::wait_for_job_end_parts(1);
+  merge_parts(target, st.tag, c.size(), c.rank(), how, exit_code, missing);
+  comm::hang::job_end_written();
 }
 
 }  // namespace iris::session
