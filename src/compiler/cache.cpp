@@ -19,6 +19,7 @@
 #include "compiler/files.hpp"
 #include "compiler/hash.hpp"
 #include "core/activity.hpp"
+#include "core/bytes.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
@@ -49,13 +50,8 @@ const std::regex& lock_name() {
   return pattern;
 }
 
-void put_u64(std::vector<uint8_t>& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-void put_string(std::vector<uint8_t>& out, const std::string& s) {
-  put_u64(out, s.size());
-  out.insert(out.end(), s.begin(), s.end());
-}
+using bytes::put_string;
+using bytes::put_u64;
 
 std::vector<uint8_t> serialize(const std::string& key, const CompiledCode& code) {
   std::vector<uint8_t> body;
@@ -84,29 +80,16 @@ Entry deserialize(const std::string& key, const std::vector<uint8_t>& in, Compil
   if (in.size() < at) return Entry::damaged;
   const std::string stored(in.begin() + sizeof(kMagic), in.begin() + at);
   if (digest_of_entry(key, in.data() + at, in.size() - at) != stored) return Entry::damaged;
-  auto u64 = [&](uint64_t* v) {
-    if (in.size() - at < 8) return false;
-    *v = 0;
-    for (int i = 0; i < 8; ++i) *v |= static_cast<uint64_t>(in[at + i]) << (8 * i);
-    at += 8;
-    return true;
-  };
-  auto string = [&](std::string* s) {
-    uint64_t n = 0;
-    if (!u64(&n) || in.size() - at < n) return false;
-    s->assign(in.begin() + at, in.begin() + at + n);
-    at += n;
-    return true;
-  };
+  bytes::Reader read{in, at};
   uint64_t count = 0;
-  if (!u64(&count) || count > in.size()) return Entry::damaged;
+  if (!read.u64(&count) || count > in.size()) return Entry::damaged;
   code->symbols.resize(count);
   for (auto& [name, symbol] : code->symbols) {
-    if (!string(&name) || !string(&symbol)) return Entry::damaged;
+    if (!read.string(&name) || !read.string(&symbol)) return Entry::damaged;
   }
   uint64_t size = 0;
-  if (!u64(&size) || in.size() - at != size) return Entry::damaged;
-  code->code.assign(in.begin() + at, in.end());
+  if (!read.u64(&size) || read.left() != size) return Entry::damaged;
+  code->code.assign(in.begin() + read.at, in.end());
   return Entry::good;
 }
 

@@ -142,6 +142,14 @@ void sample_compiled_lua() {
   set_sample_timer(0, 2000);
 }
 
+// iris.host.stop_sampler(): stops the idle profiler (before -jv, -jdump or -jp start: its stop flushes
+// every trace, which they would report, and -jp takes the profiler).
+int stop_sampler(lua_State* L) {
+  if (!g_sampler_started.exchange(false)) return 0;
+  luaL_dostring(L, "require('jit.profile').stop()");
+  return 0;
+}
+
 // The profiler's callback (through start_sampler's Lua function): thread = the coroutine it interrupted.
 // Leaving the trace for the sample is what a stop needs too: the hook armed for Ctrl-C (or a test's
 // timeout) runs at the next instruction the interpreter executes, right after this returns.
@@ -371,13 +379,15 @@ Host::Host(const HostOptions& options) : impl_(new Impl) {
   // iris.host: what the iris module needs from the host itself.
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "loaded");
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4);
   lua_pushcfunction(L, call_waiting);
   lua_setfield(L, -2, "call_waiting");
   lua_pushcfunction(L, user_frames_for_lua);
   lua_setfield(L, -2, "user_frames");
   lua_pushcfunction(L, is_iris_chunk_for_lua);
   lua_setfield(L, -2, "is_iris_chunk");
+  lua_pushcfunction(L, stop_sampler);
+  lua_setfield(L, -2, "stop_sampler");
   lua_setfield(L, -2, "iris.host");
   lua_pop(L, 2);
   comm::hang::set_lua_sources(waiting_traceback, request_hang_answer, sample_compiled_lua);

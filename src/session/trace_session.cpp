@@ -10,6 +10,7 @@
 
 #include "comm/comm.hpp"
 #include "comm/hang_report.hpp"
+#include "core/bytes.hpp"
 #include "core/error.hpp"
 #include "core/files.hpp"
 #include "core/job_end.hpp"
@@ -231,13 +232,8 @@ std::string part_path(const std::string& target, uint64_t tag, int rank) {
 
 constexpr char kPartMagic[8] = {'I', 'R', 'I', 'S', 'T', 'P', '0', '1'};
 
-void put_u64(std::vector<uint8_t>& out, uint64_t v) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<uint8_t>(v >> (8 * i)));
-}
-void put_string(std::vector<uint8_t>& out, const std::string& s) {
-  put_u64(out, s.size());
-  out.insert(out.end(), s.begin(), s.end());
-}
+using bytes::put_string;
+using bytes::put_u64;
 
 std::vector<uint8_t> serialize_part(const Part& part) {
   std::vector<uint8_t> out(kPartMagic, kPartMagic + sizeof kPartMagic);
@@ -261,22 +257,10 @@ std::vector<uint8_t> serialize_part(const Part& part) {
 
 // False for anything that is not a whole part (a rank died while writing it).
 bool deserialize_part(const std::vector<uint8_t>& in, Part* part) {
-  size_t at = sizeof kPartMagic;
-  if (in.size() < at || std::memcmp(in.data(), kPartMagic, at) != 0) return false;
-  auto u64 = [&](uint64_t* v) {
-    if (in.size() - at < 8) return false;
-    *v = 0;
-    for (int i = 0; i < 8; ++i) *v |= static_cast<uint64_t>(in[at + i]) << (8 * i);
-    at += 8;
-    return true;
-  };
-  auto string = [&](std::string* s) {
-    uint64_t n = 0;
-    if (!u64(&n) || in.size() - at < n) return false;
-    s->assign(in.begin() + at, in.begin() + at + n);
-    at += n;
-    return true;
-  };
+  if (in.size() < sizeof kPartMagic || std::memcmp(in.data(), kPartMagic, sizeof kPartMagic) != 0) return false;
+  bytes::Reader read{in, sizeof kPartMagic};
+  auto u64 = [&](uint64_t* v) { return read.u64(v); };
+  auto string = [&](std::string* v) { return read.string(v); };
   uint64_t rank = 0, count = 0;
   if (!u64(&rank) || !string(&part->metadata) || !u64(&count) || count > in.size()) return false;
   part->rank = static_cast<int>(rank);
@@ -296,7 +280,7 @@ bool deserialize_part(const std::vector<uint8_t>& in, Part* part) {
     part->events.push_back(std::move(e));
     part->aligned.push_back(static_cast<int64_t>(ts));
   }
-  return at == in.size();
+  return read.left() == 0;
 }
 
 // The leader: the trace file from every part found, on one clock from the earliest event, and the last
