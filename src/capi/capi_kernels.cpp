@@ -7,6 +7,7 @@
 
 #include "capi/guard.hpp"
 #include "comm/comm.hpp"
+#include "core/files.hpp"
 #include "core/trace.hpp"
 #include "iris/impl/abi.h"
 #include "programs/registry.hpp"
@@ -62,6 +63,24 @@ int iris_compile(const char* source, size_t source_len, const char* origin, cons
     for (int i = 0; i < define_count; ++i) s.defines.emplace_back(defines[2 * i], defines[2 * i + 1]);
     for (int i = 0; i < option_count; ++i) s.options.emplace_back(options[i]);
     *out = reinterpret_cast<iris_program*>(&session::registry().compile(std::move(s)));
+  });
+}
+
+int iris_read_source_file(const char* path, const char** text, size_t* size) {
+  return capi::guarded([&] {
+    static thread_local std::vector<uint8_t> bytes;
+    std::string problem;
+    files::ReadOptions options;
+    options.max_bytes = size_t(64) << 20;
+    switch (files::read_regular_file(path, options, &bytes, &problem)) {
+      case files::Read::missing:
+        throw Error(Errc::invalid_argument, format("cannot open %s: no such file", path));
+      case files::Read::refused:
+        throw Error(Errc::invalid_argument, format("cannot read %s: it %s", path, problem.c_str()));
+      case files::Read::ok: break;
+    }
+    *text = reinterpret_cast<const char*>(bytes.data());
+    *size = bytes.size();
   });
 }
 

@@ -43,6 +43,10 @@ typedef struct iris_param_info {
 int iris_compile(const char* source, size_t source_len, const char* origin, const char* description,
                  const char* file_name, const char* const* defines, int define_count, const char* const* options,
                  int option_count, iris_program** out);
+/* The text of the kernel source file `path`, for iris.compile_file: a regular file of at most 64 MiB
+ * (a fifo, a device or a directory is refused without blocking or reading it). *text stays valid until
+ * the next call. */
+int iris_read_source_file(const char* path, const char** text, size_t* size);
 /* One of iris's own kernel files, by its name under kernels/ without ".hip" ("ccl/all_reduce"),
  * compiled like a snippet (same compilers and cache). */
 int iris_compile_builtin(const char* name, iris_program** out);

@@ -42,6 +42,9 @@ void set_last_error(const Error& e) {
 }
 
 // The C API's exchange routes are comm::Route's, in the same order.
+static_assert(static_cast<int>(comm::Lane::job) == IRIS_LANE_JOB && static_cast<int>(comm::Lane::session) == IRIS_LANE_SESSION &&
+                  static_cast<int>(comm::Lane::session_watched) == IRIS_LANE_SESSION_WATCHED,
+              "IRIS_LANE_* must match comm::Lane");
 static_assert(static_cast<int>(comm::Route::to_all) == IRIS_ROUTE_TO_ALL &&
                   static_cast<int>(comm::Route::from_root) == IRIS_ROUTE_FROM_ROOT &&
                   static_cast<int>(comm::Route::to_root) == IRIS_ROUTE_TO_ROOT,
@@ -120,10 +123,10 @@ int iris_exchange_bytes(int lane, int route, int root, const char* op, const cha
   return capi::guarded([&] {
     trace::Span span(exchange_span_name(op), "collective");
     if (span) span.args().add("op", op).add("bytes", static_cast<unsigned long long>(bytes)).add("root", root);
-    if (lane != IRIS_LANE_JOB && lane != IRIS_LANE_SESSION) throw Error(Errc::internal, format("no exchange lane %d", lane));
+    if (lane < IRIS_LANE_JOB || lane > IRIS_LANE_SESSION_WATCHED) throw Error(Errc::internal, format("no exchange lane %d", lane));
     if (route < IRIS_ROUTE_TO_ALL || route > IRIS_ROUTE_TO_ROOT) throw Error(Errc::internal, format("no exchange route %d", route));
-    auto parts = session::comm().exchange(lane == IRIS_LANE_JOB ? comm::Lane::job : comm::Lane::session,
-                                          static_cast<comm::Route>(route), root, op, mine, bytes);
+    auto parts = session::comm().exchange(static_cast<comm::Lane>(lane), static_cast<comm::Route>(route), root, op,
+                                          mine, bytes);
     joined.clear();
     for (size_t r = 0; r < parts.size(); ++r) {
       joined += parts[r];

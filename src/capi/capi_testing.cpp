@@ -16,6 +16,7 @@
 #include "capi/guard.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/job_end.hpp"
 
 namespace iris::capi {
 namespace {
@@ -102,6 +103,9 @@ class Watchdog {
         std::fprintf(stderr, "%s\n", stuck_message_.c_str());
         std::fflush(stdout);
         std::fflush(stderr);
+        const std::string stuck = stuck_message_;
+        lock.unlock();
+        job_end::failed(stuck, 1);  // the trace, if one is on
         std::_Exit(1);
       }
     }

@@ -63,10 +63,13 @@ int iris_announce(const char* op, uint64_t arg, uint64_t* args_of_all_ranks);
  *   lane IRIS_LANE_JOB: one of the job's collectives, announced as `op` (a rank in another collective
  *        gets a mismatch naming both; a finished peer or Ctrl-C ends the wait with an error);
  *        IRIS_LANE_SESSION: the REPL's messages, on a communicator of their own that a collective cut
- *        short by Ctrl-C never disturbs; its waits end only when the bytes are there.
+ *        short by Ctrl-C never disturbs; its waits end only when the bytes are there;
+ *        IRIS_LANE_SESSION_WATCHED: the same communicator, waited for as the job's collectives are (a
+ *        hang report after IRIS_HANG_REPORT, an error after IRIS_HANG_TIMEOUT): a REPL reading a pipe
+ *        has nobody to press Ctrl-C when one rank never finishes a command.
  * *received: what arrived, rank after rank; lengths[r]: rank r's share (world_size entries, 0 where
  * nothing came from r). Valid until the next exchange. */
-enum { IRIS_LANE_JOB = 0, IRIS_LANE_SESSION = 1 };
+enum { IRIS_LANE_JOB = 0, IRIS_LANE_SESSION = 1, IRIS_LANE_SESSION_WATCHED = 2 };
 enum { IRIS_ROUTE_TO_ALL = 0, IRIS_ROUTE_FROM_ROOT = 1, IRIS_ROUTE_TO_ROOT = 2 };
 int iris_exchange_bytes(int lane, int route, int root, const char* op, const char* mine, size_t bytes,
                         const char** received, uint64_t* lengths);

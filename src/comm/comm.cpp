@@ -7,12 +7,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
+#include <utility>
 
 #include "comm/hang_report.hpp"
 #include "comm/launcher.hpp"
@@ -20,6 +22,7 @@
 #include "core/activity.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/job_end.hpp"
 #include "core/log.hpp"
 #include "core/trace.hpp"
 #include "core/unnamed_memory.hpp"
@@ -28,6 +31,8 @@ namespace iris::comm {
 namespace {
 
 constexpr int kTagDone = 7001;
+// The longest "how it finished" a rank tells the others (Comm::finish).
+constexpr int kHowBytes = 256;
 constexpr int kTagClock = 7002;
 // How long a collective keeps trying after a peer said it finished: a root's broadcast can complete
 // on the root before the data reaches the others, so "finished" alone does not prove a hang.
@@ -120,6 +125,7 @@ std::unique_ptr<Comm> Comm::create(int* argc, char*** argv) {
   comm->host_leader_ = comm->rank_;
   MPI_Bcast(&comm->host_leader_, 1, MPI_INT, 0, m.node);
   comm->peer_done_.assign(comm->size_, 0);
+  comm->peer_how_.assign(comm->size_, "");
   start_hang_reports(hang_settings, m.node, comm->rank_, comm->size_, comm->local_rank_, comm->local_size_);
   return comm;
 }
@@ -165,10 +171,12 @@ void Comm::poll_control() {
     MPI_Status status;
     MPI_Iprobe(MPI_ANY_SOURCE, kTagDone, m_->control, &flag, &status);
     if (!flag) return;
-    int token = 0;
-    MPI_Recv(&token, 1, MPI_INT, status.MPI_SOURCE, kTagDone, m_->control, MPI_STATUS_IGNORE);
+    char how[kHowBytes] = {0};
+    MPI_Recv(how, kHowBytes, MPI_CHAR, status.MPI_SOURCE, kTagDone, m_->control, MPI_STATUS_IGNORE);
+    how[kHowBytes - 1] = '\0';
     if (!peer_done_[status.MPI_SOURCE]) {
       peer_done_[status.MPI_SOURCE] = 1;
+      peer_how_[status.MPI_SOURCE] = how;
       ++peers_done_;
     }
   }
@@ -191,14 +199,25 @@ void Comm::wait(void* request_ptr, const std::string& what) {
         saw_finished_peer = true;
         finished_peer_seen = now;
       } else if (std::chrono::duration<double>(now - finished_peer_seen).count() > kFinishedPeerGraceSeconds) {
-        std::string finished;
+        // "rank 1 already finished the script", "ranks 1, 2 already finished the script; rank 3 called
+        // os.exit(0) at s.lua:5": ranks that ended alike are named together.
+        std::vector<std::pair<std::string, std::string>> groups;  // how, ranks
         for (int r = 0; r < size_; ++r) {
-          if (peer_done_[r]) finished += (finished.empty() ? "" : ", ") + std::to_string(r);
+          if (!peer_done_[r]) continue;
+          const std::string how = peer_how_[r].empty() ? "already finished the script" : peer_how_[r];
+          auto group = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == how; });
+          if (group == groups.end()) group = groups.insert(groups.end(), {how, ""});
+          group->second += (group->second.empty() ? "" : ", ") + std::to_string(r);
+        }
+        std::string finished;
+        for (const auto& [how, ranks] : groups) {
+          finished += format("%srank%s %s %s", finished.empty() ? "" : "; ", ranks.find(',') != std::string::npos ? "s" : "",
+                             ranks.c_str(), how.c_str());
         }
         throw Error(Errc::peer_finished,
-                    format("%s can never complete: rank%s %s already finished the script "
-                           "(every rank must make the same collective calls in the same order)",
-                           what.c_str(), peers_done_ > 1 ? "s" : "", finished.c_str()));
+                    format("%s can never complete: %s (every rank must make the same collective calls in the same "
+                           "order)",
+                           what.c_str(), finished.c_str()));
       }
     }
     interrupt::check(what.c_str());
@@ -207,14 +226,22 @@ void Comm::wait(void* request_ptr, const std::string& what) {
   }
 }
 
-void Comm::wait_quietly(void* request_ptr, const std::string& what) {
+void Comm::wait_quietly(void* request_ptr, const std::string& what, bool watched) {
   auto* request = static_cast<MPI_Request*>(request_ptr);
-  const activity::Scope waiting("waiting for " + what);  // what the hang report of another rank says
+  // What the hang report of another rank says; a watched wait also asks for one and gives up.
+  std::unique_ptr<activity::Scope> quiet;
+  std::unique_ptr<hang::Wait> wait;
+  if (watched) {
+    wait = std::make_unique<hang::Wait>("waiting for " + what);
+  } else {
+    quiet = std::make_unique<activity::Scope>("waiting for " + what);
+  }
   Backoff backoff(std::chrono::milliseconds(10));
   for (;;) {
     int done = 0;
     check_mpi(MPI_Test(request, &done, MPI_STATUS_IGNORE), "MPI_Test");
     if (done) return;
+    if (wait) wait->poll();
     backoff.pause();
   }
 }
@@ -320,7 +347,7 @@ std::vector<std::string> Comm::exchange(Lane lane, Route route, int root, const 
     if (lane == Lane::job) {
       wait(request, op);
     } else {
-      wait_quietly(request, op);
+      wait_quietly(request, op, lane == Lane::session_watched);
     }
   };
   if (lane == Lane::job) {
@@ -438,6 +465,8 @@ Comm::ClockOffset Comm::measure_clock_offset(const ClockRounds& rounds) {
 void Comm::abort(int exit_code) {
   std::fflush(stdout);
   std::fflush(stderr);
+  // What must still be written (the trace), unless the way out that called this already did it.
+  job_end::failed(format("rank %d ended the job (exit code %d)", rank_, exit_code), exit_code);
   if (mpi_ && size_ > 1) {
     // Give the launcher's output forwarding a moment to carry this rank's message out first.
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
@@ -446,16 +475,20 @@ void Comm::abort(int exit_code) {
   std::_Exit(exit_code);
 }
 
-void Comm::finish() {
+void Comm::finish(const std::string& how) {
   if (finished_) return;
   finished_ = true;
+  hang::mark_finished();
   if (!mpi_) return;
   std::vector<MPI_Request> sends;
-  int token = rank_;
+  char text[kHowBytes] = {0};
+  std::snprintf(text, sizeof text, "%s", how.c_str());
   for (int r = 0; r < size_; ++r) {
     if (r == rank_) continue;
     sends.emplace_back();
-    check_mpi(MPI_Isend(&token, 1, MPI_INT, r, kTagDone, m_->control, &sends.back()), "MPI_Isend");
+    check_mpi(MPI_Isend(text, static_cast<int>(std::strlen(text) + 1), MPI_CHAR, r, kTagDone, m_->control,
+                        &sends.back()),
+              "MPI_Isend");
   }
   Backoff backoff;
   hang::Wait waiting("waiting for the other ranks to finish (this rank has finished its script)");

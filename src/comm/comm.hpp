@@ -28,6 +28,10 @@ enum class Lane {
   // never disturbs (renew() leaves it alone); its waits end only when the bytes are there, sleeping up
   // to 10 ms between looks (ranks wait minutes for the next line).
   session,
+  // The session's communicator, its waits watched as the job's are (hang::Wait: a report after
+  // IRIS_HANG_REPORT, Error(hang) after IRIS_HANG_TIMEOUT): the results of a REPL command read from a
+  // pipe, where nobody can press Ctrl-C when a rank never finishes the command.
+  session_watched,
 };
 
 // Where the bytes of an exchange go.
@@ -126,8 +130,9 @@ class Comm {
   [[noreturn]] void abort(int exit_code);
 
   // Normal end of this rank's work: tells the others and waits until every rank has finished. A rank
-  // still waiting in a collective that this rank never joined gets Errc::peer_finished.
-  void finish();
+  // still waiting in a collective that this rank never joined gets Errc::peer_finished, which says how
+  // this rank ended: `how` ("called os.exit(0) at s.lua:5"), or "finished the script" when empty.
+  void finish(const std::string& how = "");
   // Releases MPI (after finish(), once nothing needs the other ranks any more).
   void finalize();
 
@@ -136,7 +141,7 @@ class Comm {
   void wait(void* request, const std::string& what);
   // A wait on the session lane: until the request completes, nothing else ends it. A hang report says
   // this rank is waiting for `what`.
-  void wait_quietly(void* request, const std::string& what);
+  void wait_quietly(void* request, const std::string& what, bool watched = false);
   void poll_control();
 
   bool mpi_ = false;
@@ -151,6 +156,7 @@ class Comm {
   int thread_level_ = 0;
   std::string alone_reason_;
   std::vector<char> peer_done_;  // peer_done_[r]: rank r said it finished
+  std::vector<std::string> peer_how_;  // how it finished, as it said (finish's `how`)
   int peers_done_ = 0;
   struct Mpi;
   std::unique_ptr<Mpi> m_;

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/activity.hpp"
 
@@ -44,8 +45,12 @@ void start(const Settings& settings, void* board, int rank, int size, int local_
 //     Lua state now ("" when it may not: inside code the JIT compiled). Main thread.
 //   request_lua_answer: asks the Lua state to call answer_from_lua() at its next interpreted
 //     instruction. Any thread.
+//   sample_compiled_lua: when the request above gets no answer (the Lua code runs in a trace the JIT
+//     compiled, which never runs hooks), makes LuaJIT's profiler sample now: its callback answers
+//     from the trace's exit. Any thread; may be empty.
 //   kernels_in_flight: the kernels in flight on this rank's device ("" when none). Main thread.
-void set_lua_sources(std::function<std::string()> lua_traceback, std::function<void()> request_lua_answer);
+void set_lua_sources(std::function<std::string()> lua_traceback, std::function<void()> request_lua_answer,
+                     std::function<void()> sample_compiled_lua = nullptr);
 void set_kernels_in_flight(std::function<std::string()> kernels_in_flight);
 
 // From the Lua hook the watcher asked for (main thread, Lua stopped at an instruction): answers an
@@ -56,12 +61,37 @@ void answer_from_lua(const std::string& traceback);
 // while it captures a chunk's output. -1 goes back to standard error.
 void set_report_fd(int fd);
 
+// ---- the job's abnormal end (core/job_end.hpp): what must still be written, by every rank of the node
+// A rank whose job ends abnormally announces it to the node's ranks (whose watchers then run their own
+// job_end::failed with the same words): the first to announce leads (true) and its `how` and
+// `exit_code` stay the job's. Each rank does its part (its share of the trace) and marks it done; the
+// leader waits for the parts (wait_for_job_end_parts: the node ranks still missing when every rank
+// marked, died, or `seconds` passed) and says when all is written; the others wait for that
+// (wait_for_job_end_written), so that their own end (MPI_Abort) does not cut the leader's work short.
+bool announce_job_end(const std::string& how, int exit_code);
+int job_end_leader();  // the leading rank, -1 before an announcement
+void job_end_part_done();
+std::vector<int> wait_for_job_end_parts(double seconds);
+void job_end_written();
+void wait_for_job_end_written(double seconds);
+// This rank finished its script (Comm::finish): its process ending is no failure.
+void mark_finished();
+
+// A bounded wait on this rank's device gave up (`what`: its report, "ctx.ccl.all_reduce on rank 1: rank
+// 3 did not call it within 10 s ..."): every rank of the node says where it is now, as in a hang report
+// (once per job; nothing when one was already printed or IRIS_HANG_REPORT is 0), so that a rank that
+// never came is named with its line even when the device gave up before IRIS_HANG_REPORT. Returns once
+// the report is printed (by this rank or the one that asked), at most a few seconds later.
+void report_now(const std::string& what);
+
 // One wait of the main thread for other ranks or the device: `doing` says what it does, as reports
 // word it ("waiting in ctx:barrier()", "waiting for the GPU"). poll() belongs in its loop; it throws
-// Error(hang) once the wait has lasted IRIS_HANG_TIMEOUT.
+// Error(hang) once the wait has lasted IRIS_HANG_TIMEOUT. A wait that may not ask (a compiler at work:
+// a long compile is no sign of a hang by itself) still answers reports and gives up. Layers below comm
+// get these through activity::WatchedWait (start() installs the factory).
 class Wait {
  public:
-  explicit Wait(std::string doing);
+  explicit Wait(std::string doing, bool may_ask = true);
   ~Wait();
   Wait(const Wait&) = delete;
   Wait& operator=(const Wait&) = delete;
@@ -71,6 +101,7 @@ class Wait {
   std::string doing_;
   activity::Scope activity_;
   double started_;
+  bool may_ask_;
   bool outer_;  // not inside another Wait (that one answers questions)
 };
 

@@ -13,6 +13,7 @@
 // warning naming the file).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -46,8 +47,12 @@ class KernelCache {
  private:
   KernelCache() = default;
   std::string entry_path(const std::string& digest) const;
+  // Keeps kernels/ within IRIS_CACHE_MAX: removes the least recently used entries (never `keep`) and
+  // lock files nobody holds.
+  void evict(const std::string& keep);
   std::string dir_;
   bool stores_ = true;
+  uint64_t max_bytes_ = 0;  // IRIS_CACHE_MAX; 0: no bound
   std::once_flag entries_swept_;
 };
 

@@ -11,12 +11,14 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <sstream>
 
 #include "compiler/compiler.hpp"
 #include "compiler/cpu_source.hpp"
 #include "compiler/files.hpp"
 #include "compiler/guarded_child.hpp"
+#include "core/activity.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
@@ -25,8 +27,10 @@ namespace iris::compiler {
 namespace {
 
 // -fstack-clash-protection: a device thread overflowing its fiber's stack hits the guard below it.
+// --wrap: a kernel's exit() or abort() is a device fault, not the end of the process (cpu_shim.hpp).
 const char* const kFixedFlags[] = {"-O2", "-fPIC", "-shared", "-std=c++17", "-fvisibility=hidden",
-                                   "-fstack-clash-protection"};
+                                   "-fstack-clash-protection",
+                                   "-Wl,--wrap=exit,--wrap=_exit,--wrap=_Exit,--wrap=quick_exit,--wrap=abort"};
 
 std::vector<std::string> split_words(const std::string& text) {
   std::istringstream in(text);
@@ -107,8 +111,22 @@ class CxxCompiler final : public Compiler {
     }
     std::string log;
     bool wrote_object = false;
+    // Watched as a wait for other ranks is while the compiler makes no progress (uses no CPU), without
+    // asking for a report itself: a compiler that hangs ends the job after IRIS_HANG_TIMEOUT, one at
+    // work never does, and a report another rank asks for says what this one compiles (the registry's
+    // activity).
+    const std::string compiling = activity::current().what;
+    std::unique_ptr<activity::ProcessWait> watched;
     const int status = run_guarded({argv, {"TMPDIR=" + scratch}, scratch, {{"kernel.cpp", source}}, "log"},
-                                   [] { interrupt::check("compiling a kernel"); },
+                                   [&](int guardian) {
+                                     interrupt::check("compiling a kernel");
+                                     if (!watched) {
+                                       watched = std::make_unique<activity::ProcessWait>(
+                                           compiling.empty() ? std::string("compiling a kernel") : compiling,
+                                           guardian, false);
+                                     }
+                                     watched->poll();
+                                   },
                                    [&](const std::string& dir) {
                                      log = read_log(dir + "/log");
                                      wrote_object = read_file(dir + "/kernel.so", &out.code);

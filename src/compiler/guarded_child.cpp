@@ -162,7 +162,7 @@ void release(pid_t guardian) {
 
 }  // namespace
 
-int run_guarded(const GuardedCommand& command, const std::function<void()>& poll,
+int run_guarded(const GuardedCommand& command, const std::function<void(int guardian)>& poll,
                 const std::function<void(const std::string& scratch_dir)>& read_results) {
   std::vector<char*> argv;
   for (const std::string& a : command.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -222,7 +222,7 @@ int run_guarded(const GuardedCommand& command, const std::function<void()>& poll
         remove_tree(command.scratch_dir);
         throw Error(Errc::environment, format("running %s: the process watching it ended unexpectedly", argv[0]));
       }
-      poll();
+      poll(guardian);
       std::this_thread::sleep_for(pause);
     }
     if (status == kCannotStart) {

@@ -27,11 +27,12 @@ struct GuardedCommand {
 };
 
 // Runs `command` and returns its exit status (128 + the signal's number when a signal ended it), after
-// calling `read_results(scratch_dir)` while its files are still there. `poll` is called every few
-// milliseconds while the command runs; when it throws (Ctrl-C), the command's group is killed and the
+// calling `read_results(scratch_dir)` while its files are still there. `poll(guardian)` is called every
+// few milliseconds while the command runs, with the guardian's process id (the command and whatever it
+// starts are its descendants); when it throws (Ctrl-C, a hang), the command's group is killed and the
 // directory removed before the exception goes on. Throws Error(environment) when the command cannot be
 // started.
-int run_guarded(const GuardedCommand& command, const std::function<void()>& poll,
+int run_guarded(const GuardedCommand& command, const std::function<void(int guardian)>& poll,
                 const std::function<void(const std::string& scratch_dir)>& read_results);
 
 }  // namespace iris::compiler

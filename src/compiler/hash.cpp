@@ -16,10 +16,12 @@ Hasher::Hasher() : state_(XXH3_createState()) {
 
 Hasher::~Hasher() { XXH3_freeState(static_cast<XXH3_state_t*>(state_)); }
 
-Hasher& Hasher::add(const std::string& part) {
-  const uint64_t length = part.size();
+Hasher& Hasher::add(const std::string& part) { return add(part.data(), part.size()); }
+
+Hasher& Hasher::add(const void* data, size_t bytes) {
+  const uint64_t length = bytes;
   XXH3_128bits_update(static_cast<XXH3_state_t*>(state_), &length, sizeof(length));
-  XXH3_128bits_update(static_cast<XXH3_state_t*>(state_), part.data(), part.size());
+  XXH3_128bits_update(static_cast<XXH3_state_t*>(state_), data, bytes);
   return *this;
 }
 
@@ -34,6 +36,8 @@ std::string hex_of(const XXH128_hash_t& h) {
 
 std::string Hasher::hex() const { return hex_of(XXH3_128bits_digest(static_cast<XXH3_state_t*>(state_))); }
 
-std::string digest_of_bytes(const void* data, size_t bytes) { return hex_of(XXH3_128bits(data, bytes)); }
+std::string digest_of_entry(const std::string& key, const void* data, size_t bytes) {
+  return Hasher().add(key).add(data, bytes).hex();
+}
 
 }  // namespace iris::compiler

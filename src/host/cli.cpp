@@ -11,9 +11,11 @@
 #include "comm/launcher.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
+#include "core/job_end.hpp"
 #include "iris/host.hpp"
 #include "iris/version.hpp"
 #include "lua/embedded_lua.hpp"
+#include "session/trace_session.hpp"
 
 namespace iris::cli {
 namespace {
@@ -167,7 +169,13 @@ RunResult run_step(Host& host, const Plan::Step& step) {
 int fail(Host& host, const RunResult& result) {
   std::fprintf(stderr, "%s\n", host.describe(result).c_str());
   std::fflush(stderr);
-  if (host.world_size() > 1) host.abort_job(result.exit_code);
+  // A trace that is on is written with a last event saying how the job ended (docs/tracing.md).
+  const std::string how = format("rank %d failed: %s", host.rank(), result.message.c_str());
+  if (host.world_size() > 1) {
+    job_end::failed(how, result.exit_code);
+    host.abort_job(result.exit_code);
+  }
+  session::trace_note_job_end(how, result.exit_code);
   host.finish();
   return result.exit_code;
 }

@@ -4,10 +4,13 @@
 
 #include <lua.hpp>
 #include <signal.h>
+#include <sys/time.h>
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -15,7 +18,9 @@
 #include "comm/hang_report.hpp"
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
+#include "core/job_end.hpp"
 #include "core/log.hpp"
+#include "core/process_keeper.hpp"
 #include "host/user_frames.hpp"
 #include "lua/embedded_lua.hpp"
 #include "session/session.hpp"
@@ -82,12 +87,15 @@ void host_hook(lua_State* L, lua_Debug*) {
 
 void arm_hook(lua_State* L) { lua_sethook(L, host_hook, LUA_MASKCALL | LUA_MASKRET | LUA_MASKCOUNT, 1); }
 
+void sample_compiled_lua();
+
 void on_interrupt(int signal_number) {
   ::signal(signal_number, SIG_DFL);  // a second Ctrl-C ends the process the default way
   g_stop_requested.store(true);
   interrupt::request();
   lua_State* L = g_signal_state.load();
   if (L != nullptr) arm_hook(L);
+  sample_compiled_lua();  // a loop the JIT compiled leaves its trace for the hook
 }
 
 // interrupt::interrupt_script's way into the running Lua code. It may run in a signal handler (the
@@ -95,6 +103,7 @@ void on_interrupt(int signal_number) {
 void notify_script() {
   lua_State* L = g_signal_state.load();
   if (L != nullptr) arm_hook(L);
+  sample_compiled_lua();
 }
 
 // The hang report's watcher asks where this rank's Lua code is (comm/hang_report.hpp).
@@ -107,6 +116,49 @@ void request_hang_answer() {
 }
 
 std::string waiting_traceback() { return g_inspectable_state != nullptr ? user_traceback(g_inspectable_state) : ""; }
+
+// A loop the JIT compiled never runs a hook, so request_hang_answer's hook cannot answer for it. LuaJIT's
+// own profiler can: started in mode 'l' (start_sampler), every trace compiled from then on checks at each
+// new line whether a sample is due and leaves the trace to take it, and the sample's callback
+// (answer_from_sample) sees the whole stack of the thread it interrupted. The profiler is started with
+// an interval too long ever to fire (its timer counts CPU time), so it costs nothing until a hang report
+// asks: then its timer is set to fire now (sample_compiled_lua) and put back once the answer is written.
+std::atomic<bool> g_sampler_started{false};
+std::atomic<bool> g_sample_due{false};  // the timer was set to fire now
+constexpr long kIdleSampleSeconds = 100000;
+
+void set_sample_timer(long seconds, long microseconds) {
+  struct itimerval timer {};
+  timer.it_value.tv_sec = seconds;
+  timer.it_value.tv_usec = microseconds;
+  timer.it_interval = timer.it_value;
+  setitimer(ITIMER_PROF, &timer, nullptr);
+}
+
+// Async-signal-safe (Ctrl-C's handler calls it): setitimer and atomics only.
+void sample_compiled_lua() {
+  if (!g_sampler_started.load()) return;
+  g_sample_due.store(true);
+  set_sample_timer(0, 2000);
+}
+
+// iris.host.stop_sampler(): stops the idle profiler (before -jv, -jdump or -jp start: its stop flushes
+// every trace, which they would report, and -jp takes the profiler).
+int stop_sampler(lua_State* L) {
+  if (!g_sampler_started.exchange(false)) return 0;
+  luaL_dostring(L, "require('jit.profile').stop()");
+  return 0;
+}
+
+// The profiler's callback (through start_sampler's Lua function): thread = the coroutine it interrupted.
+// Leaving the trace for the sample is what a stop needs too: the hook armed for Ctrl-C (or a test's
+// timeout) runs at the next instruction the interpreter executes, right after this returns.
+int answer_from_sample(lua_State* L) {
+  if (g_sample_due.exchange(false)) set_sample_timer(kIdleSampleSeconds, 0);
+  lua_State* thread = lua_tothread(L, 1);
+  if (thread != nullptr && g_hang_answer_requested.exchange(false)) comm::hang::answer_from_lua(user_traceback(thread));
+  return 0;
+}
 
 // call_waiting(f, ...): calls f (a C function through the FFI that may wait for other ranks) so that
 // the wait may show this rank's Lua traceback in a hang report. A lua_CFunction is always called by
@@ -146,6 +198,37 @@ int message_handler(lua_State* L) {
   return 1;
 }
 
+// How the Host of this process ends its rank from inside the Lua state (os_exit below): Impl::finish
+// without closing the state it is called from.
+std::function<void(const std::string& how, int exit_code)> g_finish_from_lua;
+
+// os.exit([code]): LuaJIT's would end this process alone, without MPI_Finalize (mpirun then reports
+// that the job ended improperly and exits 1), without writing the trace and without telling the other
+// ranks (still running, they would wait for this one). It ends the rank as the end of its script does
+// (Host::finish), then exits with `code`: every rank calling it ends the job cleanly, and a rank still
+// waiting in a collective for one that called it is told which rank called os.exit at which line. The
+// REPL and the test runner put their own os.exit in place while they run a chunk or a case.
+int os_exit(lua_State* L) {
+  int code = EXIT_SUCCESS;
+  std::string given;
+  if (lua_isboolean(L, 1)) {
+    code = lua_toboolean(L, 1) ? EXIT_SUCCESS : EXIT_FAILURE;
+    given = code == EXIT_SUCCESS ? "true" : "false";
+  } else if (!lua_isnoneornil(L, 1)) {
+    code = static_cast<int>(luaL_checkinteger(L, 1));
+    given = std::to_string(code);
+  }
+  luaL_where(L, 1);
+  std::string where = lua_tostring(L, -1);  // "s.lua:5: ", or "" from C
+  while (!where.empty() && (where.back() == ' ' || where.back() == ':')) where.pop_back();
+  std::string how = "called os.exit(" + given + ")";
+  if (!where.empty()) how += " at " + where;
+  std::fflush(stdout);
+  if (g_finish_from_lua) g_finish_from_lua(how, code);
+  std::fflush(nullptr);
+  std::_Exit(code);
+}
+
 int load_embedded_module(lua_State* L) {
   const auto* module = static_cast<const lua::EmbeddedLuaModule*>(lua_touserdata(L, lua_upvalueindex(1)));
   std::string chunk_name = std::string("@") + module->path;
@@ -164,6 +247,51 @@ struct Host::Impl {
   std::unique_ptr<comm::Comm> comm;
   lua_State* L = nullptr;
   bool finished = false;
+
+  std::string describe(const RunResult& result) const {
+    std::string text = format("%s[rank %d]: %s", options.program_name.c_str(), comm->rank(), result.message.c_str());
+    if (!result.traceback.empty()) text += "\n" + result.traceback;
+    return text;
+  }
+
+  // The orderly end of this rank (Host::finish): its device work waited for, the trace written (its
+  // last event saying `how` the rank ended, "called os.exit(3) at s.lua:5", and `exit_code`), the Lua
+  // state closed (unless the end comes from inside it: os.exit), the other ranks told how it ended and
+  // waited for, the heap freed, MPI finalized. A failure on the way ends the whole job.
+  void finish(const std::string& how, int exit_code, bool close_lua) {
+    if (finished) return;
+    finished = true;
+    try {
+      session::synchronize_if_initialized();
+      // Collective: every rank that ends normally gets here.
+      session::trace_finish_job(how.empty() ? how : format("rank %d %s", comm->rank(), how.c_str()), exit_code);
+    } catch (const Error& e) {
+      RunResult failure{exit_code_of(e.code()), e.what(), ""};
+      // A fault the script already heard of was printed with its line (or handled there): once is enough.
+      if (!(e.code() == Errc::device_fault && session::fault_reported())) {
+        std::fprintf(stderr, "%s\n", describe(failure).c_str());
+      }
+      job_end::failed(format("rank %d failed at the end of the job: %s", comm->rank(), e.what()), failure.exit_code);
+      comm->abort(failure.exit_code);
+    }
+    comm::hang::set_lua_sources(nullptr, nullptr);
+    if (close_lua) {
+      // Tensors still alive are released by their finalizers here; releasing is local, never collective.
+      lua_close(L);
+      L = nullptr;
+    }
+    try {
+      comm->finish(how);
+      session::shutdown();
+      comm->finalize();
+    } catch (const Error& e) {
+      RunResult failure{exit_code_of(e.code()), e.what(), ""};
+      std::fprintf(stderr, "%s\n", describe(failure).c_str());
+      job_end::failed(format("rank %d failed at the end of the job: %s", comm->rank(), e.what()), failure.exit_code);
+      comm->abort(failure.exit_code);
+    }
+    std::fflush(stdout);
+  }
 
   // Runs the function below `nargs` arguments on the stack, protected. Leaves nothing on the stack.
   // With `result_is_exit_code`, an integer the function returns becomes the result's exit code.
@@ -222,6 +350,8 @@ struct Host::Impl {
 
 Host::Host(const HostOptions& options) : impl_(new Impl) {
   impl_->options = options;
+  keeper::start();  // first: a small single-threaded process to fork, before MPI
+  g_finish_from_lua = [impl = impl_](const std::string& how, int exit_code) { impl->finish(how, exit_code, false); };
   // Under mpirun stdout is a pipe; line buffering keeps each rank's lines whole and timely.
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   log::configure_from_environment();
@@ -234,6 +364,10 @@ Host::Host(const HostOptions& options) : impl_(new Impl) {
   if (L == nullptr) throw Error(Errc::environment, "cannot create the Lua state: out of memory");
   impl_->L = L;
   luaL_openlibs(L);
+  lua_getglobal(L, "os");
+  lua_pushcfunction(L, os_exit);
+  lua_setfield(L, -2, "exit");
+  lua_pop(L, 1);
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "preload");
   for (const lua::EmbeddedLuaModule* m = lua::kEmbeddedLuaModules; m->name != nullptr; ++m) {
@@ -245,16 +379,18 @@ Host::Host(const HostOptions& options) : impl_(new Impl) {
   // iris.host: what the iris module needs from the host itself.
   lua_getglobal(L, "package");
   lua_getfield(L, -1, "loaded");
-  lua_createtable(L, 0, 3);
+  lua_createtable(L, 0, 4);
   lua_pushcfunction(L, call_waiting);
   lua_setfield(L, -2, "call_waiting");
   lua_pushcfunction(L, user_frames_for_lua);
   lua_setfield(L, -2, "user_frames");
   lua_pushcfunction(L, is_iris_chunk_for_lua);
   lua_setfield(L, -2, "is_iris_chunk");
+  lua_pushcfunction(L, stop_sampler);
+  lua_setfield(L, -2, "stop_sampler");
   lua_setfield(L, -2, "iris.host");
   lua_pop(L, 2);
-  comm::hang::set_lua_sources(waiting_traceback, request_hang_answer);
+  comm::hang::set_lua_sources(waiting_traceback, request_hang_answer, sample_compiled_lua);
   RunResult loaded = require_module("iris");
   if (!loaded.ok()) throw Error(Errc::internal, "cannot load the iris module: " + loaded.message + "\n" + loaded.traceback);
   lua_getglobal(L, "require");
@@ -264,9 +400,25 @@ Host::Host(const HostOptions& options) : impl_(new Impl) {
     lua_setfield(L, LUA_REGISTRYINDEX, kTracebackFunctionKey);
   }
   lua_settop(L, 0);
+  // The sampler's checks in compiled traces cost nothing measurable (docs/perf.md); a script that starts
+  // jit.profile itself takes the profiler over.
+  {
+    static const char* kStartSampler =
+        "local answer, interval_ms = ...\n"
+        "local ok, profile = pcall(require, 'jit.profile')\n"
+        "if not ok then return false end\n"
+        "profile.start('li' .. interval_ms, function(thread) answer(thread) end)\n"
+        "return true";
+    luaL_loadbuffer(L, kStartSampler, std::strlen(kStartSampler), "=(hang report sampler)");
+    lua_pushcfunction(L, answer_from_sample);
+    lua_pushinteger(L, kIdleSampleSeconds * 1000);
+    if (lua_pcall(L, 2, 1, 0) == 0 && lua_toboolean(L, -1)) g_sampler_started.store(true);
+    lua_settop(L, 0);
+  }
 }
 
 Host::~Host() {
+  g_finish_from_lua = nullptr;
   comm::hang::set_lua_sources(nullptr, nullptr);
   if (impl_->L != nullptr) lua_close(impl_->L);
   delete impl_;
@@ -354,42 +506,12 @@ RunResult Host::call(const std::string& function_path, const std::vector<std::st
   return impl_->protected_call(static_cast<int>(args.size()) + 1, /*result_is_exit_code=*/true);
 }
 
-std::string Host::describe(const RunResult& result) const {
-  std::string text = format("%s[rank %d]: %s", impl_->options.program_name.c_str(), rank(), result.message.c_str());
-  if (!result.traceback.empty()) text += "\n" + result.traceback;
-  return text;
-}
+std::string Host::describe(const RunResult& result) const { return impl_->describe(result); }
 
 void Host::abort_job(int exit_code) { impl_->comm->abort(exit_code); }
 
 int Host::finish() {
-  if (impl_->finished) return 0;
-  impl_->finished = true;
-  try {
-    session::synchronize_if_initialized();
-    session::trace_finish_job();  // collective: every rank that ends normally gets here
-  } catch (const Error& e) {
-    RunResult failure{exit_code_of(e.code()), e.what(), ""};
-    // A fault the script already heard of was printed with its line (or handled there): once is enough.
-    if (!(e.code() == Errc::device_fault && session::fault_reported())) {
-      std::fprintf(stderr, "%s\n", describe(failure).c_str());
-    }
-    abort_job(failure.exit_code);
-  }
-  // Tensors still alive are released by their finalizers here; releasing is local, never collective.
-  comm::hang::set_lua_sources(nullptr, nullptr);
-  lua_close(impl_->L);
-  impl_->L = nullptr;
-  try {
-    impl_->comm->finish();
-    session::shutdown();
-    impl_->comm->finalize();
-  } catch (const Error& e) {
-    RunResult failure{exit_code_of(e.code()), e.what(), ""};
-    std::fprintf(stderr, "%s\n", describe(failure).c_str());
-    abort_job(failure.exit_code);
-  }
-  std::fflush(stdout);
+  impl_->finish("", 0, true);
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "comm/hang_report.hpp"
 #include "core/error.hpp"
 
 namespace iris::runtime {
@@ -79,6 +80,12 @@ std::string describe_mailbox(const MappedHostBuffer& mailbox) {
   return describe_mailbox(*static_cast<const abi::DeviceMailbox*>(mailbox.host));
 }
 
+void report_where_ranks_are(const MappedHostBuffer& mailbox, const std::string& report) {
+  if (mailbox.host == nullptr || mailbox.bytes < sizeof(abi::DeviceMailbox)) return;
+  const auto& box = *static_cast<const abi::DeviceMailbox*>(mailbox.host);
+  if (box.failed != 0 && box.waited_seconds > 0) comm::hang::report_now(report);
+}
+
 void FaultState::throw_if_faulted() const {
   if (faulted()) throw Error(Errc::device_fault, message_);
 }
@@ -91,6 +98,7 @@ void FaultState::raise(const std::string& driver_error, const char* call, int de
                     device, device_name.c_str(), driver_error.c_str(), call, in_flight_.describe().c_str());
   const std::string report = describe_mailbox(mailbox);
   if (!report.empty()) message_ += "; " + report;
+  report_where_ranks_are(mailbox, report);
   message_ += "; the GPU context is unusable now, the job ends";
   throw Error(Errc::device_fault, message_);
 }

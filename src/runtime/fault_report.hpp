@@ -42,6 +42,11 @@ class KernelsInFlight {
 std::string describe_mailbox(const abi::DeviceMailbox& mailbox);
 // The same for the mailbox the Runtime allocated; "" also when there is none (yet).
 std::string describe_mailbox(const MappedHostBuffer& mailbox);
+// When the mailbox's report is a wait that gave up (a rank did not come: wait_until, the device barrier,
+// a collective's arrival or completion; not a disagreement), has every rank of the node say where it is
+// now (comm::hang::report_now), so the rank that did not come is named with its line. Returns at once
+// otherwise.
+void report_where_ranks_are(const MappedHostBuffer& mailbox, const std::string& report);
 
 class FaultState {
  public:

@@ -9,7 +9,11 @@
 #include <cstring>
 
 #include "comm/comm.hpp"
+#include "comm/hang_report.hpp"
+#include "core/bytes.hpp"
 #include "core/error.hpp"
+#include "core/files.hpp"
+#include "core/job_end.hpp"
 #include "core/log.hpp"
 #include "core/trace.hpp"
 #include "heap/all_or_none.hpp"
@@ -28,6 +32,11 @@ constexpr size_t kRoundBytes = size_t(256) << 20;  // what one round of the gath
 struct State {
   bool running = false;
   TraceOptions options;
+  uint64_t tag = 0;  // the job's trace: names the part files of a failed job (rank 0's, broadcast)
+  // The job ends (trace_finish_job): the last event stop records, after its own.
+  bool job_ends = false;
+  std::string job_end_how;
+  int job_end_code = 0;
   comm::Comm::ClockOffset start_offset;
   int64_t start_ns = 0;
   abi::TraceBuffer* buffer = nullptr;  // allocated at the first trace with a heap, kept for the job
@@ -48,16 +57,14 @@ size_t buffer_bytes(uint32_t capacity) {
   return sizeof(abi::TraceBuffer) + static_cast<size_t>(capacity) * sizeof(abi::TraceRecord);
 }
 
-// Rank 0 writes the file at the end: find out now, before the work, whether it can.
+// Rank 0 writes the file at the end: find out now, before the work, whether it can. Only a regular
+// file is written (core/files.hpp): a device, fifo or directory the path names is refused, never
+// replaced or opened (a fifo would block).
 void check_writable(const std::string& file) {
-  const bool existed = access(file.c_str(), F_OK) == 0;
-  std::FILE* f = std::fopen(file.c_str(), "a");
-  if (f == nullptr) {
-    throw Error(Errc::environment, format("iris.trace: cannot write the trace to %s: %s", file.c_str(),
-                                          std::strerror(errno)));
+  const std::string problem = files::check_replaceable(file);
+  if (!problem.empty()) {
+    throw Error(Errc::environment, format("iris.trace: cannot write the trace to %s: it %s", file.c_str(), problem.c_str()));
   }
-  std::fclose(f);
-  if (!existed) unlink(file.c_str());
 }
 
 // Pinning a device's clocks is a ping-pong between a host thread and a kernel: on ranks sharing cores
@@ -196,17 +203,153 @@ void write_file(const std::string& file, const std::vector<std::string>& parts) 
       "offset measured by ping-pong with rank 0, each device's clocks pinned to its host's (docs/tracing.md)\",\n"
       "  \"ranks\": [\n    " +
       metadata + "]},\n \"traceEvents\": [\n" + events + "\n]}\n";
-  const std::string temporary = file + format(".tmp-%d", static_cast<int>(getpid()));
-  std::FILE* f = std::fopen(temporary.c_str(), "w");
-  if (f == nullptr) {
-    throw Error(Errc::environment, format("iris.trace: cannot write the trace to %s: %s", file.c_str(), std::strerror(errno)));
+  const std::string problem = files::replace_file(file, text.data(), text.size());
+  if (!problem.empty()) {
+    throw Error(Errc::environment, format("iris.trace: cannot write the trace to %s: it %s", file.c_str(), problem.c_str()));
   }
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  const bool closed = std::fclose(f) == 0;
-  if (!written || !closed || std::rename(temporary.c_str(), file.c_str()) != 0) {
-    const std::string why = std::strerror(errno);
-    unlink(temporary.c_str());
-    throw Error(Errc::environment, format("iris.trace: cannot write the trace to %s: %s", file.c_str(), why.c_str()));
+}
+
+// The last event of a job's trace, on this rank's host track.
+void record_job_end(const std::string& how, int exit_code) {
+  trace::instant("iris-lua: the job ended", "job", trace::Args().add("how", how).add("exit_code", exit_code).text());
+}
+
+// ---- the parts of a job that ended abnormally -----------------------------------------------------------
+
+struct Part {
+  int rank = 0;
+  std::string metadata;  // a JSON object
+  std::vector<trace::Event> events;
+  std::vector<int64_t> aligned;  // each event's time on rank 0's clock
+};
+
+std::string part_path(const std::string& target, uint64_t tag, int rank) {
+  const size_t slash = target.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : target.substr(0, slash);
+  const std::string base = slash == std::string::npos ? target : target.substr(slash + 1);
+  return format("%s/.%s.part-%016llx-%d", dir.c_str(), base.c_str(), static_cast<unsigned long long>(tag), rank);
+}
+
+constexpr char kPartMagic[8] = {'I', 'R', 'I', 'S', 'T', 'P', '0', '1'};
+
+using bytes::put_string;
+using bytes::put_u64;
+
+std::vector<uint8_t> serialize_part(const Part& part) {
+  std::vector<uint8_t> out(kPartMagic, kPartMagic + sizeof kPartMagic);
+  put_u64(out, static_cast<uint64_t>(part.rank));
+  put_string(out, part.metadata);
+  put_u64(out, part.events.size());
+  for (size_t i = 0; i < part.events.size(); ++i) {
+    const trace::Event& e = part.events[i];
+    put_u64(out, static_cast<uint64_t>(e.phase));
+    put_u64(out, static_cast<uint64_t>(part.aligned[i]));
+    put_u64(out, static_cast<uint64_t>(e.dur_ns));
+    put_u64(out, static_cast<uint64_t>(e.track));
+    put_u64(out, static_cast<uint64_t>(e.block));
+    put_u64(out, e.flow);
+    put_string(out, e.name);
+    put_string(out, e.category);
+    put_string(out, e.args);
+  }
+  return out;
+}
+
+// False for anything that is not a whole part (a rank died while writing it).
+bool deserialize_part(const std::vector<uint8_t>& in, Part* part) {
+  if (in.size() < sizeof kPartMagic || std::memcmp(in.data(), kPartMagic, sizeof kPartMagic) != 0) return false;
+  bytes::Reader read{in, sizeof kPartMagic};
+  auto u64 = [&](uint64_t* v) { return read.u64(v); };
+  auto string = [&](std::string* v) { return read.string(v); };
+  uint64_t rank = 0, count = 0;
+  if (!u64(&rank) || !string(&part->metadata) || !u64(&count) || count > in.size()) return false;
+  part->rank = static_cast<int>(rank);
+  for (uint64_t i = 0; i < count; ++i) {
+    trace::Event e;
+    uint64_t phase = 0, ts = 0, dur = 0, track = 0, block = 0;
+    std::string category;
+    if (!u64(&phase) || !u64(&ts) || !u64(&dur) || !u64(&track) || !u64(&block) || !u64(&e.flow) ||
+        !string(&e.name) || !string(&category) || !string(&e.args)) {
+      return false;
+    }
+    e.phase = static_cast<char>(phase);
+    e.dur_ns = static_cast<int64_t>(dur);
+    e.track = static_cast<trace::Track>(track);
+    e.block = static_cast<int>(block);
+    e.category = trace::interned(category);
+    part->events.push_back(std::move(e));
+    part->aligned.push_back(static_cast<int64_t>(ts));
+  }
+  return read.left() == 0;
+}
+
+// The leader: the trace file from every part found, on one clock from the earliest event, and the last
+// event saying how the job ended and which ranks are missing.
+void merge_parts(const std::string& target, uint64_t tag, int world_size, int leader, const std::string& how,
+                 int exit_code, const std::vector<int>& missing_on_node) {
+  std::vector<Part> parts;
+  for (int r = 0; r < world_size; ++r) {
+    std::vector<uint8_t> bytes;
+    std::string problem;
+    files::ReadOptions options;
+    options.max_bytes = size_t(4) << 30;
+    options.follow_symlinks = false;
+    const std::string path = part_path(target, tag, r);
+    Part part;
+    if (files::read_regular_file(path, options, &bytes, &problem) == files::Read::ok && deserialize_part(bytes, &part) &&
+        part.rank == r) {
+      parts.push_back(std::move(part));
+    }
+    unlink(path.c_str());
+  }
+  int64_t zero = INT64_MAX, last = INT64_MIN;
+  for (const Part& p : parts) {
+    for (size_t i = 0; i < p.aligned.size(); ++i) {
+      zero = std::min(zero, p.aligned[i]);
+      last = std::max(last, p.aligned[i] + p.events[i].dur_ns);
+    }
+  }
+  if (zero == INT64_MAX) zero = last = 0;
+  std::string missing;
+  std::vector<bool> present(world_size, false);
+  for (const Part& p : parts) present[p.rank] = true;
+  for (int r = 0; r < world_size; ++r) {
+    if (!present[r]) missing += (missing.empty() ? "" : ", ") + std::to_string(r);
+  }
+  std::vector<std::string> texts;
+  for (Part& p : parts) {
+    if (p.rank == leader) {
+      trace::Event end;
+      end.phase = 'i';
+      end.name = "iris-lua: the job ended";
+      end.category = "job";
+      end.args = trace::Args()
+                     .add("how", how)
+                     .add("exit_code", exit_code)
+                     .add("written_by_rank", leader)
+                     .add("ranks_missing", missing.empty() ? std::string("none") : missing)
+                     .add("note", "written after the job failed: the host events each rank recorded; device "
+                                  "events still in the devices' buffers are not here")
+                     .text();
+      p.events.push_back(end);
+      p.aligned.push_back(last + 1000);
+    }
+    texts.push_back(rank_part(p.rank, p.events, p.aligned, zero, p.metadata));
+  }
+  for (int r = 0; r < world_size; ++r) {
+    if (!present[r]) {
+      const bool on_node = std::find(missing_on_node.begin(), missing_on_node.end(), r) != missing_on_node.end();
+      texts.push_back(format("{\"rank\": %d, \"missing\": %s}\n", r,
+                             trace::quote(on_node ? "its part did not come in time (stopped, or busy where its "
+                                                    "watcher could not run)"
+                                                  : "no part: the rank had ended, or runs on another node")
+                                 .c_str()));
+    }
+  }
+  try {
+    write_file(target, texts);
+  } catch (const Error& e) {
+    std::fprintf(stderr, "iris-lua[rank %d]: %s\n", leader, e.what());
   }
 }
 
@@ -221,10 +364,14 @@ void trace_start(const TraceOptions& options) {
   }
   comm::Comm& c = comm();
   c.announce("iris.trace.start()");
+  uint64_t tag = 0;
+  if (c.rank() == 0) tag = (static_cast<uint64_t>(getpid()) << 32) ^ static_cast<uint64_t>(trace::now_ns());
+  c.broadcast(&tag, sizeof tag, 0);
   heap::all_or_none(c, "iris.trace.start(): trace file", [&] {
     if (c.rank() == 0 && !options.file.empty()) check_writable(options.file);
   });
   st.options = options;
+  st.tag = tag;
   st.device_started = false;
   trace::begin(options.host_events != 0 ? options.host_events : kDefaultHostEvents);
   st.running = true;
@@ -238,6 +385,7 @@ void trace_start(const TraceOptions& options) {
     throw;
   }
   trace::instant("iris.trace.start", "trace");
+  if (!st.options.file.empty()) job_end::set_writer(trace_write_after_failure);
 }
 
 size_t trace_heap_reserve() {
@@ -278,11 +426,13 @@ TraceSummary trace_stop(const std::string& file) {
     one_rank_at_a_time("iris.trace.stop(): device clocks", [&] { device = registry().timeline().stop(); });
   }
   trace::instant("iris.trace.stop", "trace");
+  if (st.job_ends) record_job_end(st.job_end_how, st.job_end_code);
   const comm::Comm::ClockOffset end_offset = c.measure_clock_offset(comm::Comm::ClockRounds{});
   const int64_t end_ns = trace::now_ns();
   uint64_t dropped = 0;
   std::vector<trace::Event> events = trace::end(&dropped);
   st.running = false;
+  job_end::set_writer(nullptr);
 
   // Rank 0's clock: the offset measured at the start and at the stop, interpolated, so host clocks
   // that drift apart over a long trace stay aligned.
@@ -333,8 +483,69 @@ TraceSummary trace_stop(const std::string& file) {
   return summary;
 }
 
-void trace_finish_job() {
-  if (state().running) trace_stop("");
+namespace {
+std::string g_noted_how;
+int g_noted_exit_code = 0;
+}  // namespace
+
+void trace_note_job_end(const std::string& how, int exit_code) {
+  g_noted_how = how;
+  g_noted_exit_code = exit_code;
+}
+
+void trace_finish_job(const std::string& how, int exit_code) {
+  if (!state().running) return;
+  State& st = state();
+  st.job_ends = true;
+  if (how.empty() && !g_noted_how.empty()) {
+    st.job_end_how = g_noted_how;
+    st.job_end_code = g_noted_exit_code;
+  } else {
+    st.job_end_how = how.empty() ? std::string("every rank finished its script") : how;
+    st.job_end_code = exit_code;
+  }
+  trace_stop("");
+}
+
+void trace_write_after_failure(const std::string& how, int exit_code) {
+  State& st = state();
+  if (!st.running || st.options.file.empty()) return;
+  comm::Comm& c = comm();
+  const bool leader = comm::hang::announce_job_end(how, exit_code);
+  record_job_end(format("%s (seen by rank %d)", how.c_str(), c.rank()), exit_code);
+  uint64_t dropped = 0;
+  std::vector<trace::Event> events = trace::end(&dropped);
+  st.running = false;
+  std::string problem;
+  const std::string target = files::replacement_target(st.options.file, &problem);
+  if (target.empty()) {
+    comm::hang::job_end_part_done();
+    return;  // it was writable at the start; nothing to tell anybody now
+  }
+  // This rank's part: its events on rank 0's clock (the offset measured at the start: there is no stop).
+  Part mine;
+  mine.rank = c.rank();
+  mine.events = std::move(events);
+  for (const trace::Event& e : mine.events) mine.aligned.push_back(e.ts_ns - st.start_offset.offset_ns);
+  trace::Args meta;
+  meta.add("rank", c.rank())
+      .add("backend", initialized() ? std::string(current().backend->name()) : std::string("none"))
+      .add("host_clock_offset_ns", static_cast<long long>(st.start_offset.offset_ns))
+      .add("host_events", static_cast<unsigned long long>(mine.events.size()))
+      .add("host_events_dropped", static_cast<unsigned long long>(dropped))
+      .add("ended", how)
+      .add("device_events", "not collected: the job ended abnormally");
+  mine.metadata = "{" + meta.text() + "}";
+  const std::vector<uint8_t> bytes = serialize_part(mine);
+  files::replace_file(part_path(target, st.tag, c.rank()), bytes.data(), bytes.size(), 0600, false);
+  comm::hang::job_end_part_done();
+  if (!leader) {
+    comm::hang::wait_for_job_end_written(3);
+    return;
+  }
+  const std::vector<int> missing = comm::hang::wait_for_job_end_parts(1);
+  merge_parts(target, st.tag, c.size(), c.rank(), how, exit_code, missing);
+  comm::hang::job_end_written();
 }
 
 }  // namespace iris::session

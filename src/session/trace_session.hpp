@@ -51,7 +51,18 @@ size_t trace_heap_reserve();
 void trace_session_started();
 // The rank's stream was just waited for (ctx:synchronize(), ctx:barrier()).
 void trace_synchronized();
-// The job ends normally: a trace still on is stopped and written.
-void trace_finish_job();
+// The job ends normally: a trace still on gets a last event saying how ("iris-lua: the job ended":
+// `how`, "" for every rank finishing its script; `exit_code`), then is stopped and written.
+void trace_finish_job(const std::string& how = "", int exit_code = 0);
+// How the job ends when it is not the normal end but the trace can still be stopped the normal way (one
+// rank whose script failed): trace_finish_job's last event says this instead.
+void trace_note_job_end(const std::string& how, int exit_code);
+
+// The job ends abnormally (core/job_end.hpp's writer while a trace is on; any thread): every rank of
+// the node writes the host events it recorded into a part file beside the trace, and the rank that
+// announced the end first merges the parts into the trace file (valid JSON, the same format) with a
+// last event saying how the job ended, which ranks' parts are missing, and that the device events still
+// in the devices' buffers are not there. No collective: the others may be anywhere.
+void trace_write_after_failure(const std::string& how, int exit_code);
 
 }  // namespace iris::session

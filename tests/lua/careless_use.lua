@@ -29,8 +29,13 @@ check.fails("ctx:tensor: element [2][3] is nil", function() ctx:tensor({ { 1, 2,
 check.fails("ctx:tensor: the table has the key 'n'", function() ctx:tensor({ 1, 2, n = 2 }) end)
 check.same_list(ctx:tensor({ { 1, 2 }, { 3, 4 } }):to_table(), { 1, 2, 3, 4 }, "a proper nested list still works")
 
--- A directory opens as a file on Linux; reading it is what fails.
-check.fails("iris.compile_file: cannot read /tmp: Is a directory", function() iris.compile_file("/tmp") end)
+-- A directory, a device or a fifo is not a kernel file: refused without reading it.
+check.fails("iris.compile_file: cannot read /tmp: it is a directory, not a regular file", function() iris.compile_file("/tmp") end)
+-- A device or a fifo is refused without reading it (/dev/zero filled the memory, "not enough memory"
+-- with no line; a fifo blocked forever).
+local refused = check.fails("iris.compile_file: cannot read /dev/zero: it is a character device, not a regular file",
+  function() iris.compile_file("/dev/zero") end)
+check.truthy(refused:find("^careless_use%.lua:%d+: ") or refused:find("/careless_use%.lua:%d+: "), "the line of the call in " .. refused)
 check.fails("iris.compile_file: cannot open", function() iris.compile_file("/no/such/kernel.hip") end)
 
 -- Every rank made the same calls, so the job goes on in step.

@@ -75,11 +75,9 @@ TEST_CASE("a rank that never reaches the device barrier is a fault naming device
     rank0.registry->synchronize();
   });
   CHECK_THAT(message, Catch::Contains("device fault in kernel iris_device_barrier (kernels/device_barrier.hip) on rank 0"));
-  // Rank 1's slot, at heap offset 32 KiB + 8, still holds 0; the barrier waits for >= 1 (iris::Cmp::ge).
-  const uint64_t slot = reinterpret_cast<uint64_t>(rank0.heaps[0]) + 32 * 1024 + 8;
-  CHECK_THAT(message, Catch::Contains(iris::format("device_barrier on rank 0 gave up after 0.3 s: address 0x%llx held 0, "
-                                                   "waited for a value >= 1 (iris::Cmp::ge)",
-                                                   static_cast<unsigned long long>(slot))));
+  // Rank 1 never arrived (its slot still holds 0): the report names it (it gave only an address).
+  CHECK_THAT(message, Catch::Contains("device_barrier on rank 0: rank 1 did not arrive within 0.3 s (it arrived at 0 "
+                                      "device barriers before, this is number 1)"));
 }
 
 TEST_CASE("every module is told its rank, heap bases, mailbox and wait budget", "[unit][cpu]") {

@@ -221,13 +221,20 @@ TEST_CASE("what compiles of processes no longer running left in tmp/ goes when t
   waitpid(gone, nullptr, 0);
   const std::string stale = dir + "/tmp/cxx-" + std::to_string(gone) + ".7";
   const std::string live = dir + "/tmp/cxx-" + std::to_string(getpid()) + ".7";
-  const std::string stale_entry = dir + "/kernels/abc.bin.tmp." + std::to_string(gone) + ".0";
+  const std::string stale_entry = dir + "/kernels/.abc.bin.tmp-" + std::to_string(gone) + "-0123456789abcdef";
+  const std::string stale_old_entry = dir + "/kernels/abc.bin.tmp." + std::to_string(gone) + ".0";
+  // Names that only look alike are not this program's: they stay.
+  const std::string lookalike = dir + "/tmp/cxx-" + std::to_string(gone) + "-notes";
+  const std::string lookalike_entry = dir + "/kernels/abc.bin.tmp." + std::to_string(gone) + ".0.mine";
   const std::string old_style = dir + "/tmp/cxx-" + std::to_string(gone) + ".3.cpp";
   fs::create_directories(stale);
   std::ofstream(stale + "/kernel.cpp") << "left";
   fs::create_directories(live);
   std::ofstream(stale_entry) << "half";
+  std::ofstream(stale_old_entry) << "half";
   std::ofstream(old_style) << "left";
+  std::ofstream(lookalike) << "mine";
+  std::ofstream(lookalike_entry) << "mine";
   const auto compiled = [] { return iris::compiler::CompiledCode{{1, 2, 3}, {{"k", "k"}}}; };
   {
     iris::compiler::KernelCache cache(dir);
@@ -238,6 +245,9 @@ TEST_CASE("what compiles of processes no longer running left in tmp/ goes when t
     CHECK(fs::exists(stale_entry));
     cache.get_or_compile("0123", compiled);
     CHECK_FALSE(fs::exists(stale_entry));
+    CHECK_FALSE(fs::exists(stale_old_entry));
+    CHECK(fs::exists(lookalike));
+    CHECK(fs::exists(lookalike_entry));
   }
   std::ofstream(stale_entry) << "half";
   {
@@ -269,4 +279,46 @@ TEST_CASE("modules load from no predictable path: files planted where they were 
     CHECK(out[0] == value);
   }
   for (const std::string& p : planted) std::remove(p.c_str());
+}
+
+TEST_CASE("the kernel cache keeps within IRIS_CACHE_MAX, the least recently used entries going first, and "
+          "leaves no lock file",
+          "[unit][cache]") {
+  const std::string dir = fresh_directory();
+  setenv("IRIS_CACHE_MAX", "3000", 1);  // three entries of about 980 bytes fit, four do not
+  iris::compiler::KernelCache cache(dir);
+  unsetenv("IRIS_CACHE_MAX");
+  const auto code_of = [](uint8_t fill) {
+    return [fill] { return iris::compiler::CompiledCode{std::vector<uint8_t>(900, fill), {{"k", "k"}}}; };
+  };
+  const auto entry = [&](const std::string& key) { return dir + "/kernels/" + key + ".bin"; };
+  const auto age = [&](const std::string& key, int seconds) {
+    struct timespec times[2];
+    clock_gettime(CLOCK_REALTIME, &times[0]);
+    times[0].tv_sec -= seconds;
+    times[1] = times[0];
+    REQUIRE(utimensat(AT_FDCWD, entry(key).c_str(), times, 0) == 0);
+  };
+  const std::vector<std::string> keys = {"aa", "bb", "cc"};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    cache.get_or_compile(keys[i], code_of(static_cast<uint8_t>(i)));
+    age(keys[i], 1000 - 100 * static_cast<int>(i));  // stored long ago, "aa" first
+  }
+  // Read again, "aa" becomes the most recently used of the three.
+  cache.get_or_compile("aa", []() -> iris::compiler::CompiledCode {
+    FAIL("compiled again");
+    return {};
+  });
+  CHECK(fs::exists(entry("bb")));
+  CHECK(fs::exists(entry("cc")));
+  // A fourth takes kernels/ beyond the bound: the least recently used go until 90% of it is left.
+  cache.get_or_compile("dd", code_of(3));
+  CHECK(fs::exists(entry("aa")));
+  CHECK(fs::exists(entry("dd")));
+  CHECK_FALSE(fs::exists(entry("bb")));
+  CHECK_FALSE(fs::exists(entry("cc")));
+  for (const auto& item : fs::directory_iterator(dir + "/kernels")) {
+    INFO(item.path().string());
+    CHECK(item.path().extension() == ".bin");
+  }
 }

@@ -176,11 +176,14 @@ __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const
   text.put(")");
 }
 
-// A report of the call protocol (detail::report_and_trap): `write` words the message.
+// A report of the call protocol (detail::report_and_trap): `write` words the message. `waited_ns`: how
+// long a wait that gave up waited (0 for a disagreement), which tells the host that a rank did not come
+// (it then has every rank say where it is: comm::hang::report_now).
 template <class Write>
-[[noreturn]] IRIS_DEVICE void report(Write write) {
+[[noreturn]] IRIS_DEVICE void report(Write write, unsigned long long waited_ns = 0) {
   ::iris::detail::report_and_trap("ctx.ccl/ctx.ops: the ranks disagree about a collective call",
                                   [&](abi::DeviceMailbox& box) {
+                                    box.waited_seconds = static_cast<double>(waited_ns) * 1e-9;
                                     Text{box.what, 0, static_cast<int>(sizeof box.what)}.put("ctx.ccl or ctx.ops");
                                     Text text{box.message, 0, static_cast<int>(sizeof box.message)};
                                     write(text);
@@ -321,9 +324,7 @@ struct Call {
     if (wait && last_block()) {
       for (int i = t; i < team.size; i += n) {
         const int q = team.rank_of(i);
-        if (q != me) {
-          ::iris::detail::wait_for(&state->delivered[q], Cmp::ge, state->expected[seq & 1][q], acquire, sys, name);
-        }
+        if (q != me) wait_delivered(q);
       }
     }
     finish();
@@ -344,6 +345,40 @@ struct Call {
       state->finished = 0;
       ::iris::detail::atomic_store(&state->calls, seq, relaxed, gpu);
     }
+  }
+
+  // The completion wait names the member that did not finish (a rank stopped mid-call said only
+  // "address ... held 724, waited for >= 728").
+  IRIS_DEVICE void wait_delivered(int q) const {
+    const uint64_t expected = state->expected[seq & 1][q];
+    uint64_t seen = 0;
+    ::iris::detail::bounded_spin(
+        [&] {
+          seen = ::iris::detail::atomic_load(&state->delivered[q], acquire, sys);
+          return seen >= expected;
+        },
+        [&](unsigned long long waited) { report_unfinished(q, seen, expected, waited); });
+  }
+
+  [[noreturn]] __device__ __noinline__ void report_unfinished(int q, uint64_t seen, uint64_t expected,
+                                                  unsigned long long waited_ns) const {
+    const int me = team.rank();
+    report(
+        [&](Text& text) {
+          text.put(name);
+          text.put(" on rank ");
+          text.put(me);
+          text.put(": rank ");
+          text.put(q);
+          text.put(" called it but did not finish within ");
+          text.put(static_cast<uint64_t>(waited_ns / 1000000000ull));
+          text.put(" s (its blocks were done with this rank's memory ");
+          text.put(seen);
+          text.put(" times of the ");
+          text.put(expected);
+          text.put(" this rank waits for)");
+        },
+        waited_ns);
   }
 
   IRIS_DEVICE void wait_arrival(int q) const {
@@ -409,7 +444,7 @@ struct Call {
       text.put("'s call number ");
       text.put(epoch);
       text.put(" with it)");
-    });
+    }, waited_ns);
   }
 };
 

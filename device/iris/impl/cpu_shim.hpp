@@ -87,6 +87,25 @@ template <class... A> struct unsupported_on_cpu { static constexpr bool value = 
 
 IRIS_CPU_EXPORT void __iris_cpu_bind(const ::iris::abi::CpuRuntime* runtime) { ::iris::cpu::runtime = runtime; }
 
+// exit(), abort() and their kin in a kernel end the launch with a device fault naming them (and the
+// kernel), never the process: abort() was rc 134 with no message, exit(0) rc 0 with the rest of the
+// script skipped. The cpu compiler links every module with --wrap for each of these names, so the
+// kernel's calls (std::exit and std::abort included) come here; a SIGABRT from elsewhere in a kernel
+// (an uncaught exception) is the executor's to catch.
+extern "C" {
+#define IRIS_CPU_NO_EXIT(name, ...)                                                                      \
+  [[noreturn]] __attribute__((visibility("hidden"))) void __wrap_##name(__VA_ARGS__) {                   \
+    ::iris::cpu::trap(#name "() called in a kernel: a kernel ends by returning (a device thread cannot end " \
+                      "the process); report a failure with assert() or by writing it to memory");        \
+  }
+IRIS_CPU_NO_EXIT(exit, int)
+IRIS_CPU_NO_EXIT(_exit, int)
+IRIS_CPU_NO_EXIT(_Exit, int)
+IRIS_CPU_NO_EXIT(quick_exit, int)
+IRIS_CPU_NO_EXIT(abort, void)
+#undef IRIS_CPU_NO_EXIT
+}
+
 // ---- thread geometry and barriers ------------------------------------------------------------------
 #define threadIdx (::iris::cpu::state->thread_idx)
 #define blockIdx (::iris::cpu::state->block_idx)

@@ -78,12 +78,30 @@ end
 local mismatch_op, mismatch_peer, mismatch_peer_op = ffi.new("const char*[1]"), ffi.new("int[1]"),
   ffi.new("const char*[1]")
 
+-- A device fault is sticky (docs/kernels.md): after the first, every later call that touches the device
+-- fails with the same report. Raised as it is, at the later call's line, it read as that call's own
+-- fault (a correct all_reduce "reported" the mismatch of one that came before and was caught): the
+-- first one's report and line are kept, and a repeat says what it is.
+local first_fault = nil -- { report = the C side's message, where = "script.lua:4" }
+
+local function device_fault_text(text, where)
+  if first_fault == nil then
+    first_fault = { report = text, where = where ~= "" and where:gsub(": $", "") or "an earlier call" }
+    return text
+  end
+  if text ~= first_fault.report then return text end
+  return ("the device faulted before, at %s, and runs nothing after a fault (a device fault cannot be caught and "
+    .. "continued from: the job must end); that fault: %s"):format(first_fault.where, text)
+end
+
 -- Raises the C API's last error at the user's line when `status` is not 0; returns nothing. A
 -- collective mismatch's facts are remembered with it (M.divergence).
 function M.check(status)
   if status == 0 then return end
   local where = M.where()
-  local message = where .. ffi.string(C.iris_last_error())
+  local text = ffi.string(C.iris_last_error())
+  if ffi.string(C.iris_last_error_kind()) == "device_fault" then text = device_fault_text(text, where) end
+  local message = where .. text
   local divergence = nil
   if C.iris_last_divergence(mismatch_op, mismatch_peer, mismatch_peer_op) == 1 then
     divergence = { where = where, op = ffi.string(mismatch_op[0]), peer = mismatch_peer[0],

@@ -513,12 +513,13 @@ function M.compile_file(path, opts)
   if type(path) ~= "string" then
     errors.raise("invalid_argument", "iris.compile_file(path [, opts]): path must be a string, got %s", describe(path))
   end
-  local file, err = io.open(path, "rb")
-  if not file then errors.raise("invalid_argument", "iris.compile_file: cannot open %s", err) end
-  local source, read_error = file:read("*a") -- a directory opens, then fails here
-  file:close()
-  if not source then errors.raise("invalid_argument", "iris.compile_file: cannot read %s: %s", path, read_error) end
-  return compile(source, opts, path, path, path)
+  -- Not io.open: a fifo would block it and /dev/zero would fill the memory (iris_read_source_file
+  -- takes regular files only, bounded).
+  local text, size = ffi.new("const char*[1]"), ffi.new("size_t[1]")
+  if C.iris_read_source_file(path, text, size) ~= 0 then
+    errors.raise("invalid_argument", "iris.compile_file: %s", ffi.string(C.iris_last_error()))
+  end
+  return compile(ffi.string(text[0], size[0]), opts, path, path, path)
 end
 
 M.bench = bench

@@ -30,6 +30,10 @@ function M.jit_command(text)
       .. "need LuaJIT's jit/*.lua: compiled into iris-lua when its build finds them (Debian: libluajit-5.1-common), "
       .. "else on package.path)", text)
   end
+  -- The JIT's own diagnostics see every trace flush, and -jp needs the profiler: the host's idle one
+  -- (which locates compiled loops for hang reports and Ctrl-C, docs/reliability.md) goes first, so its
+  -- stop's flush happens before they watch.
+  package.loaded["iris.host"].stop_sampler()
   module.start(arguments(rest))
 end
 

@@ -263,8 +263,13 @@ local function share_command(text)
 end
 
 -- Every rank's record on rank 0 (index = rank, from 0); nil elsewhere.
+-- How the results of a command are waited for (M.run sets it from rank 0's input): read from a pipe,
+-- as the job's collectives are (a hang report, then the end of the job: nobody is there to press Ctrl-C
+-- when one rank never finishes a command); at a terminal, for as long as it takes.
+local results_lane = between_ranks.SESSION
+
 local function gather_records(mine, world_size)
-  local all = between_ranks.exchange(between_ranks.SESSION, between_ranks.TO_ROOT, 0,
+  local all = between_ranks.exchange(results_lane, between_ranks.TO_ROOT, 0,
     "every rank to finish the REPL command", encode_record(mine))
   if C.iris_rank() ~= 0 then return nil end
   local records = { [0] = mine }
@@ -512,6 +517,9 @@ function M.run(mode)
     errors.check(C.iris_repl_set_completer(completer))
   end
   local world_size = C.iris_world_size()
+  local input_of_rank0 = between_ranks.exchange(between_ranks.SESSION, between_ranks.FROM_ROOT, 0,
+    "the REPL's input (rank 0)", tostring(input[0]))[0]
+  results_lane = tonumber(input_of_rank0) == INPUT_PIPE and between_ranks.SESSION_WATCHED or between_ranks.SESSION
   local exit = os.exit
   os.exit = request_exit
   local ok, result = pcall(function()

@@ -79,10 +79,23 @@ local function on_error(e)
            traceback = traceback, ctrl_c = e == "interrupted!" }
 end
 
+-- os.exit inside a case (or a lab's solution, or a test file's top level) would end the process with
+-- the case's own exit code and no summary, which reads as a pass: while the case runs it is an error at
+-- its line naming the case, and the case fails.
+local function exit_refused_in(label)
+  return function(code)
+    errors.raise("invalid_argument", "os.exit(%s) inside '%s': a test ends by returning (or by an error), not by "
+      .. "ending the process", code == nil and "" or tostring(code), label)
+  end
+end
+
 -- Runs fn under xpcall and disarms the timeout before anything else can run.
-local function guarded(fn, armed)
+local function guarded(fn, armed, label)
   case_function = fn
+  local exit = os.exit
+  os.exit = exit_refused_in(label)
   local ok, err = xpcall(fn, on_error)
+  os.exit = exit
   local fired = armed and C.iris_testing_disarm_timeout() == 1
   return ok, err, fired
 end
@@ -100,7 +113,9 @@ local function run_case(fn, timeout, label)
     errors.check(C.iris_testing_arm_timeout(timeout, timeout_message, STUCK_GRACE, stuck))
   end
   local started = C.iris_wall_time()
-  local completed, ok, err, fired = pcall(guarded, fn, armed)
+  local exit = os.exit
+  local completed, ok, err, fired = pcall(guarded, fn, armed, label)
+  os.exit = exit -- also when the timeout struck between the case's end and guarded's own restoring
   if not completed then
     -- The timeout struck after the case ended but before it was disarmed: a timeout all the same.
     ok, err, fired = false, { message = tostring(ok) }, true

@@ -156,6 +156,7 @@ void CpuExecution::launch(Module&, void* function, const LaunchConfig& config, v
   if (fault.interrupted) stopped_by_interrupt(kernel_label);
   // A wait that gave up left its report in the mailbox: the same words every backend uses.
   const std::string report = describe_mailbox(mailbox);
+  report_where_ranks_are(mailbox, report);
   const std::string what = report.empty() ? fault.what : report;
   fault_ = format("device fault in kernel %s on rank %d: %s%s", kernel_label.c_str(), comm.rank(), what.c_str(),
                   fault.where.c_str());

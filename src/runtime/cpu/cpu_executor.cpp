@@ -221,7 +221,7 @@ void on_fault(int signal, siginfo_t* info, void* context) {
 void install_fault_handlers() {
   static std::mutex mutex;
   std::lock_guard<std::mutex> lock(mutex);
-  for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) {
+  for (int signal : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) {
     struct sigaction current {};
     sigaction(signal, nullptr, &current);
     if ((current.sa_flags & SA_SIGINFO) && current.sa_sigaction == on_fault) continue;
@@ -248,6 +248,7 @@ std::string describe_signal(Worker& w) {
     case SIGBUS: return format("misaligned or unmapped address %p (SIGBUS)", address);
     case SIGFPE: return "arithmetic fault, e.g. an integer division by zero (SIGFPE)";
     case SIGILL: return "illegal instruction (SIGILL): a trap in the kernel";
+    case SIGABRT: return "abort (SIGABRT) inside the kernel, e.g. an exception that no catch took";
     default: return format("signal %d", signal);
   }
 }

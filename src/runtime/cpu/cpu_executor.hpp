@@ -15,8 +15,9 @@
 //     releases, barriers, random moments and, a little late, after the launch's last block.
 //   - Ctrl-C (interrupt::request) stops a launch where its threads wait (spins, barriers, warp
 //     collectives) and between blocks; a thread computing without waiting cannot be stopped.
-//   - A fault inside a kernel (SIGSEGV, SIGBUS, SIGFPE, SIGILL, a trap, a timed-out wait) ends the launch
-//     and is returned, never a crash: the worker jumps back to where it took the block.
+//   - A fault inside a kernel (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, a trap, exit() or abort(), a
+//     timed-out wait) ends the launch and is returned, never a crash: the worker jumps back to where it
+//     took the block.
 #pragma once
 
 #include <cstddef>
