@@ -7,6 +7,7 @@
 
 #include "capi/guard.hpp"
 #include "comm/comm.hpp"
+#include "compiler/device_sources.hpp"
 #include "core/trace.hpp"
 #include "iris/impl/abi.h"
 #include "programs/registry.hpp"
@@ -68,6 +69,25 @@ int iris_compile(const char* source, size_t source_len, const char* origin, cons
 int iris_compile_builtin(const char* name, iris_program** out) {
   return capi::guarded(
       [&] { *out = reinterpret_cast<iris_program*>(&session::registry().builtin(name)); });
+}
+
+const char* iris_builtin_names(void) {
+  static const std::string names = [] {
+    std::string text;
+    for (const compiler::EmbeddedSource* s = compiler::kEmbeddedDeviceSources; s->name != nullptr; ++s) {
+      std::string name = s->name;
+      if (!s->is_kernel || name.rfind("kernels/", 0) != 0 || name.size() < 13) continue;
+      text += name.substr(8, name.size() - 12) + "\n";  // kernels/NAME.hip -> NAME
+    }
+    return text;
+  }();
+  return names.c_str();
+}
+
+const char* iris_program_signatures(iris_program* program) {
+  static thread_local std::string text;
+  text = reinterpret_cast<programs::Program*>(program)->signatures_text();
+  return text.c_str();
 }
 
 int iris_program_kernel(iris_program* program, const char* name, iris_kernel** out) {

@@ -46,6 +46,12 @@ int iris_compile(const char* source, size_t source_len, const char* origin, cons
 /* One of iris's own kernel files, by its name under kernels/ without ".hip" ("ccl/all_reduce"),
  * compiled like a snippet (same compilers and cache). */
 int iris_compile_builtin(const char* name, iris_program** out);
+/* The names iris_compile_builtin takes, one a line ("ccl/all_reduce\n..."): the kernel files the binary
+ * embeds. Needs no session. */
+const char* iris_builtin_names(void);
+/* Every kernel of the program with its parameters, a line each ("put_ones(float* buf, int n)\n"); valid
+ * until the next call. */
+const char* iris_program_signatures(iris_program* program);
 /* name: "put_ones" or a template instance "scale<float>" (compiled on first request). */
 int iris_program_kernel(iris_program* program, const char* name, iris_kernel** out);
 const char* iris_kernel_name(const iris_kernel* kernel);  /* canonical: "scale<float, 4>" */

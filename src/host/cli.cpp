@@ -1,7 +1,9 @@
 #include "host/cli.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -11,6 +13,7 @@
 #include "comm/launcher.hpp"
 #include "core/env.hpp"
 #include "core/error.hpp"
+#include "host/environment_check.hpp"
 #include "iris/host.hpp"
 #include "iris/version.hpp"
 #include "lua/embedded_lua.hpp"
@@ -31,6 +34,8 @@ const char* kOptions =
     "  -O[opt]      control the LuaJIT optimizations: -O3, -O0, -Ohotloop=10, -O+fold,-dce (jit.opt.start)\n"
     "  -i           enter the interactive REPL after running the script\n"
     "  --trace FILE write a trace of the whole job to FILE (as IRIS_TRACE=FILE; docs/tracing.md)\n"
+    "  --warm       compile iris's library kernels (collectives, fused ops, ...) ahead, into the kernel cache\n"
+    "               (as `iris-lua warm`; `iris-lua warm --help` for its options)\n"
     "  -v, --version  print the version\n"
     "  -h, --help   print this help\n"
     "  --           stop handling options\n"
@@ -76,6 +81,21 @@ int usage_error(const std::string& message) {
   return exit_code_of(Errc::usage);
 }
 
+// A first word that is neither a file nor a subcommand but close to one's name ("tset"): the command
+// that was meant, or "".
+std::string meant_command(const std::string& word) {
+  struct stat info;
+  if (word.empty() || word[0] == '-' || word.find_first_of("./") != std::string::npos || ::stat(word.c_str(), &info) == 0) {
+    return "";
+  }
+  const std::string prefix = lua::kCommandPrefix;
+  std::vector<std::string> commands;
+  for (const lua::EmbeddedLuaModule* m = lua::kEmbeddedLuaModules; m->name != nullptr; ++m) {
+    if (std::strncmp(m->name, prefix.c_str(), prefix.size()) == 0) commands.push_back(m->name + prefix.size());
+  }
+  return host::nearest_name(word, commands);
+}
+
 // Returns 0 on success, else the exit code of a usage error (already printed).
 int parse(int argc, char** argv, Plan* plan) {
   // A first word that names a subcommand runs it, as luajit's -jNAME runs jit.NAME; any other word is
@@ -84,6 +104,18 @@ int parse(int argc, char** argv, Plan* plan) {
     plan->command = argv[1];
     for (int k = 2; k < argc; ++k) plan->command_args.push_back(argv[k]);
     return 0;
+  }
+  // --warm is the subcommand warm, as an option (issue 27: how the library kernels compile ahead).
+  if (argc > 1 && std::strcmp(argv[1], "--warm") == 0) {
+    plan->command = "warm";
+    for (int k = 2; k < argc; ++k) plan->command_args.push_back(argv[k]);
+    return 0;
+  }
+  if (argc > 1) {
+    if (const std::string meant = meant_command(argv[1]); !meant.empty()) {
+      return usage_error(format("'%s' is neither a script nor a command: did you mean 'iris-lua %s'? (commands: %s)",
+                                argv[1], meant.c_str(), command_names().c_str()));
+    }
   }
   int i = 1;
   for (; i < argc; ++i) {
@@ -192,6 +224,16 @@ int main(int argc, char** argv) {
   if (plan.version) {
     std::printf("iris-lua %s\n", IRIS_LUA_VERSION);
     return 0;
+  }
+
+  try {
+    // Every IRIS_* variable is read now, so a bad value ends the job before anything runs (rank 0 says so).
+    for (const std::string& warning : host::check_environment()) {
+      if (is_first_rank()) std::fprintf(stderr, "iris-lua: warning: %s\n", warning.c_str());
+    }
+  } catch (const Error& e) {
+    if (is_first_rank()) std::fprintf(stderr, "iris-lua: %s\n", e.what());
+    return exit_code_of(e.code());
   }
 
   try {

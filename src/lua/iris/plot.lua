@@ -253,6 +253,13 @@ function M.lines(spec)
   if xhi == xlo then xlo, xhi = xlo - 1, xhi + 1 end
   local width, height = spec.width or 760, spec.height or 460
   local left, right, top, bottom = 70, 190, 44, 56
+  -- The title is never cut at the picture's edge: one that does not fit beside the axis starts at the
+  -- left edge, broken into lines (bold 15 px: about 9 px a character), and the chart moves down for them.
+  local title_x, title_lines = left, spec.title and { spec.title } or {}
+  if spec.title and #spec.title * 9 > width - left - 10 then
+    title_x, title_lines = 12, wrap(spec.title, math.floor((width - 24) / 9))
+    top, height = top + 18 * (#title_lines - 1), height + 18 * (#title_lines - 1)
+  end
   local pw, ph = width - left - right, height - top - bottom
   local yticks, ystep = ticks(0, yhi > 0 and yhi * 1.05 or 1, 6)
   if yticks[#yticks] < yhi then yticks[#yticks + 1] = yticks[#yticks] + ystep end
@@ -260,7 +267,7 @@ function M.lines(spec)
   local function sx(x) return left + (x - xlo) / (xhi - xlo) * pw end
   local function sy(y) return top + ph - y / ytop * ph end
   local svg = new_svg(width, height)
-  if spec.title then svg:text(left, 24, spec.title, 'style="font-size:15px;font-weight:bold"') end
+  for k, line in ipairs(title_lines) do svg:text(title_x, 6 + 18 * k, line, 'style="font-size:15px;font-weight:bold"') end
   svg:add('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#888888"/>', left, top, pw, ph)
   for _, y in ipairs(yticks) do
     if y <= ytop then

@@ -374,8 +374,10 @@ function H.run(lab, path, options)
   elseif check.waiting then
     check:say("lab %s: NOT READY: it waits for %s", lab.id, check.waiting)
   else
-    check:say("lab %s: FAILED; the same inputs again: iris-lua lab check %s %s --seed %d", lab.id, lab.id, path,
-      check.seed_value)
+    -- The command as it was run, ranks included: the same inputs on other ranks are other inputs.
+    local launcher = ctx.world_size > 1 and ("mpirun -np %d "):format(ctx.world_size) or ""
+    check:say("lab %s: FAILED; the same inputs again: %siris-lua lab check %s %s --seed %d", lab.id, launcher, lab.id,
+      path, check.seed_value)
   end
   if options.json and ctx.rank == 0 then
     io.stdout:write(json.encode(check.report), "\n")
