@@ -1,6 +1,7 @@
 // Kernels behind the C boundary: thin wrappers over programs::Registry (src/programs).
 #include "capi/capi_kernels.h"
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -82,6 +83,22 @@ const char* iris_builtin_names(void) {
     return text;
   }();
   return names.c_str();
+}
+
+int iris_collective_report(const char** text, int* peer, uint64_t* my_call, uint64_t* their_call) {
+  static std::string message;
+  if (!session::initialized()) return 0;
+  const runtime::MappedHostBuffer& buffer = session::current().mailbox;
+  if (buffer.host == nullptr || buffer.bytes < sizeof(abi::DeviceMailbox)) return 0;
+  const auto& box = *static_cast<const abi::DeviceMailbox*>(buffer.host);
+  // The name report() gives its reports (device/iris/impl/ccl_call.hpp).
+  if (box.failed != 2 || std::strncmp(box.what, "ctx.ccl or ctx.ops", sizeof box.what) != 0) return 0;
+  message.assign(box.message, strnlen(box.message, sizeof box.message));
+  *text = message.c_str();
+  *peer = static_cast<int>(box.address);
+  *my_call = static_cast<uint64_t>(box.last_value);
+  *their_call = static_cast<uint64_t>(box.expected);
+  return 1;
 }
 
 const char* iris_program_signatures(iris_program* program) {

@@ -255,6 +255,8 @@ int main(int argc, char** argv) {
     }
     bool repl = plan.interactive || (!plan.has_script && plan.steps.empty());
     if (repl) return finish_after(host, host.call("iris.repl.run", {isatty(STDIN_FILENO) ? "terminal" : "pipe"}));
+    // The device work the script left: a fault found now is reported as the script's (its line).
+    if (RunResult r = host.call("iris.context.synchronize_at_end"); !r.ok()) return fail(host, r);
     return host.finish();
   } catch (const Error& e) {
     // Starting the host failed (MPI, the Lua state): nothing else has run yet.

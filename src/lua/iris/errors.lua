@@ -29,6 +29,7 @@ end
 local host = package.loaded["iris.host"]
 
 local function is_iris_frame(info) return info.what == "C" or host.is_iris_chunk(info.source) end
+M.is_iris_frame = is_iris_frame -- (debug.getinfo's "S" fields: whether a frame is iris's own or C)
 
 -- debug.getinfo(level, "Sl") of the innermost user frame, or nil when there is none.
 function M.user_frame()
@@ -80,10 +81,25 @@ local mismatch_op, mismatch_peer, mismatch_peer_op = ffi.new("const char*[1]"), 
 
 -- Raises the C API's last error at the user's line when `status` is not 0; returns nothing. A
 -- collective mismatch's facts are remembered with it (M.divergence).
+-- Functions that may word a device fault better (iris.ccl's: the collectives' reports): each returns a
+-- message to raise instead of the C API's and the position to put before it, or nil.
+local fault_explainers = {}
+function M.on_device_fault(explain) fault_explainers[#fault_explainers + 1] = explain end
+
 function M.check(status)
   if status == 0 then return end
   local where = M.where()
-  local message = where .. ffi.string(C.iris_last_error())
+  local text = ffi.string(C.iris_last_error())
+  if #fault_explainers > 0 and ffi.string(C.iris_last_error_kind()) == "device_fault" then
+    for _, explain in ipairs(fault_explainers) do
+      local better, position = explain()
+      if better then
+        text, where = better, position or where
+        break
+      end
+    end
+  end
+  local message = where .. text
   local divergence = nil
   if C.iris_last_divergence(mismatch_op, mismatch_peer, mismatch_peer_op) == 1 then
     divergence = { where = where, op = ffi.string(mismatch_op[0]), peer = mismatch_peer[0],
