@@ -331,6 +331,30 @@ local function command_exists(name)
   return ok == true or ok == 0
 end
 
+-- The command that converts the SVG file `svg_file` into the PNG `file` (rsvg-convert, else
+-- ImageMagick's convert), or nil where neither is installed.
+local function png_command(file, svg_file)
+  if command_exists("rsvg-convert") then
+    return ("rsvg-convert -o %s %s"):format(shell_quote(file), shell_quote(svg_file))
+  end
+  -- ImageMagick's convert, not another program of that name.
+  local probe = io.popen("convert -version 2>/dev/null")
+  local version = probe and probe:read("*a") or ""
+  if probe then probe:close() end
+  if version:find("ImageMagick", 1, true) then return ("convert %s %s"):format(shell_quote(svg_file), shell_quote(file)) end
+  return nil
+end
+
+local NO_CONVERTER = "a PNG needs rsvg-convert (Debian: librsvg2-bin) or ImageMagick; write .svg instead"
+
+-- Whether iris.plot.save can write `file`: true, or false and why (a .png without a converter). Scripts
+-- ask before they measure (an option of type "plot" does), so a long run never ends without its picture.
+function M.can_save(file)
+  if type(file) ~= "string" or file == "" then return false, "a plot needs a file name" end
+  if file:lower():match("%.png$") and not png_command(file, file .. ".svg") then return false, NO_CONVERTER end
+  return true
+end
+
 -- Writes `svg` to `file`; a file ending in .png is converted (rsvg-convert, else ImageMagick), and is
 -- an error naming what to install where neither is.
 function M.save(file, svg)
@@ -343,20 +367,10 @@ function M.save(file, svg)
   out:write(svg)
   out:close()
   if not png then return file end
-  local command
-  if command_exists("rsvg-convert") then
-    command = ("rsvg-convert -o %s %s"):format(shell_quote(file), shell_quote(target))
-  else
-    -- ImageMagick's convert, not another program of that name.
-    local probe = io.popen("convert -version 2>/dev/null")
-    local version = probe and probe:read("*a") or ""
-    if probe then probe:close() end
-    if version:find("ImageMagick", 1, true) then command = ("convert %s %s"):format(shell_quote(target), shell_quote(file)) end
-  end
+  local command = png_command(file, target)
   if not command then
     os.remove(target)
-    errors.raise("environment", "cannot write %s: a PNG needs rsvg-convert (Debian: librsvg2-bin) or ImageMagick; "
-      .. "write .svg instead", file)
+    errors.raise("environment", "cannot write %s: %s", file, NO_CONVERTER)
   end
   local ok = os.execute(command .. " >/dev/null 2>&1")
   os.remove(target)
@@ -366,7 +380,7 @@ end
 
 -- iris.plot (iris.lua attaches it).
 M.public = {
-  heatmap = M.heatmap, lines = M.lines, save = M.save, bytes_text = M.bytes_text,
+  heatmap = M.heatmap, lines = M.lines, save = M.save, can_save = M.can_save, bytes_text = M.bytes_text,
   timeline = function(...) return require("iris.timeline").render(...) end,
 }
 
