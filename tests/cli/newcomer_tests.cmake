@@ -69,7 +69,7 @@ iris_cli_test(misspelt_command EXIT 2 ARGS tset
 iris_cli_test(bad_environment_value_at_start EXIT 2 ENVIRONMENT IRIS_CPU_THREADS=many ARGS -e "print('ran')"
   STDERR "^iris-lua: IRIS_CPU_THREADS must be a whole number from 1 to 4096, got 'many'\n$")
 iris_cli_test(bad_environment_value_at_start_np2 RANKS 2 EXIT 2 ENVIRONMENT IRIS_HANG_TIMEOUT=soon ARGS -e "print('ran')"
-  STDERR "^iris-lua: IRIS_HANG_TIMEOUT must be a number of seconds \\(0: never\\), got 'soon'\n")
+  STDERR "iris-lua: IRIS_HANG_TIMEOUT must be a number of seconds \\(0: never\\), got 'soon'\n")
 iris_cli_test(misspelt_environment_variable ENVIRONMENT IRIS_BAKEND=cpu ARGS -e "print('ran')" STDOUT "^ran\n$"
   STDERR "^iris-lua: warning: IRIS_BAKEND is not a variable iris-lua reads: did you mean IRIS_BACKEND\\?\n$")
 # Scripts are LuaJIT (Lua 5.1): Lua 5.3's floor division is a syntax error that says so.
@@ -88,3 +88,22 @@ iris_cli_test(help_on_values ARGS ${n}/help_values.lua
   "=== help\\(mod\\)\nmod and k: compiled modules and kernels\n"
   "\nthis module \\(${n}/help_values.lua:5\\): its kernels\n  put_ones\\(float\\* buf, int n, iris::Context ctx, int dst\\)\n  scale<T>\\(T\\* x, T factor, int n\\)\n"
   "\nthis kernel: put_ones \\(${n}/help_values.lua:5\\)\\(float\\* buf, int n, iris::Context ctx, int dst\\)\n$")
+
+# 3. Benches give partial results: a long sweep says how long it will take, rows reach the table and the
+# CSV as they are measured (stopped by Ctrl-C after 15 s, the rows so far are there), and a --plot that
+# cannot be written (a PNG without a converter: no PATH) is refused before anything is measured.
+iris_cli_test(bench_rows_as_measured MAX_SECONDS 60 CPU_ONLY "the cpu backend's sweep to 64 MiB is the long one"
+  COMMAND sh ${n}/bench_stopped.sh $<TARGET_FILE:iris-lua> ${CMAKE_CURRENT_BINARY_DIR}/bench_stopped.csv
+  STDOUT "^ccl_bench: [0-9]+ measurements up to 64 MiB will take about [0-9]+ s on the cpu backend. rows appear as they are measured \\(--max 1MiB, the default on cpu, takes seconds\\)\n"
+         "\nall_reduce +size +variant +time us[^\n]+\n +4 KiB +auto +[0-9.]+ "
+         "\nexit 124\n--- [^\n]+bench_stopped.csv\ncollective,dtype,ranks,backend,bytes,variant,time_us,[^\n]+\nall_reduce,float32,1,cpu,4096,auto,")
+set_tests_properties(cli/bench_rows_as_measured PROPERTIES FIXTURES_REQUIRED ccl_kernels)
+iris_cli_test(bench_plot_refused_before_measuring EXIT 2 MAX_SECONDS 10 ENVIRONMENT PATH=/nonexistent
+  ARGS ../../scripts/bench/ccl_bench.lua --plot ccl.png
+  STDERR "^iris-lua\\[rank 0\\]: ccl_bench.lua: --plot ccl.png: a PNG needs rsvg-convert \\(Debian: librsvg2-bin\\) or ImageMagick. write .svg instead \\(--help lists the options\\)\n$")
+
+# 10. Ranks failing (several at once, too): under Open MPI a failing rank exits with its code, which ends
+# the job, instead of MPI_Abort, whose notice the launcher often fails to unpack (comm.cpp, Comm::abort).
+iris_cli_test(all_ranks_fail_without_launcher_errors MAX_SECONDS 120
+  COMMAND sh ${n}/all_ranks_fail.sh ${IRIS_MPIRUN} -np 4 $<TARGET_FILE:iris-lua>
+  STDOUT "^run 1: exit 1, rank messages [1-4], launcher errors 0\nrun 2: exit 1, rank messages [1-4], launcher errors 0\nrun 3: exit 1, rank messages [1-4], launcher errors 0\nrun 4: exit 1, rank messages [1-4], launcher errors 0\nrun 5: exit 1, rank messages [1-4], launcher errors 0\n$")
