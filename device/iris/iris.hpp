@@ -72,6 +72,12 @@ enum Scope : int { block = 0, gpu = 1, sys = 2 };
 // Comparisons for wait_until.
 enum class Cmp : int { eq = 0, ne = 1, lt = 2, le = 3, gt = 4, ge = 5 };
 
+// The type of a value written through a T* (store, the atomics, signals, wait_until's value): T, taken
+// from the pointer alone, so that ctx.atomic_add(flag, 1, r) on a uint64_t* adds a uint64_t 1 instead of
+// failing to deduce T from both the pointer and the literal.
+template <class T> struct ValueOf { typedef T type; };
+template <class T> using value_of = typename ValueOf<T>::type;
+
 // ---- Pointer translation and plain remote accesses -------------------------------------------------
 
 // hb[to_rank] + (p - hb[from_rank]): where rank `to_rank`'s copy of *p is, seen from this rank.
@@ -84,7 +90,7 @@ IRIS_DEVICE T load(const T* p, int to_rank, int from_rank, const uint64_t* hb);
 
 // Writes v to *p in `to_rank`'s heap. `from_rank` is the current rank.
 template <class T>
-IRIS_DEVICE void store(T* p, T v, int from_rank, int to_rank, const uint64_t* hb);
+IRIS_DEVICE void store(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb);
 
 // Reads *from_p in `to_rank`'s heap and writes it to the local *to_p (`from_rank` is the current
 // rank; Iris's code, not its docstring).
@@ -106,32 +112,32 @@ IRIS_DEVICE void copy(const T* src, T* dst, int from_rank, int to_rank, int cur_
 // int64, uint64, float and double; add/sub also iris::half and iris::bfloat16; and/or/xor take the
 // integer types only. Another type is a compile error naming the operation and the supported types.
 template <class T>
-IRIS_DEVICE T atomic_add(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+IRIS_DEVICE T atomic_add(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
                          Scope scope = sys);
 template <class T>
-IRIS_DEVICE T atomic_sub(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+IRIS_DEVICE T atomic_sub(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
                          Scope scope = sys);
 template <class T>
-IRIS_DEVICE T atomic_xchg(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+IRIS_DEVICE T atomic_xchg(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
                           Scope scope = sys);
 template <class T>
-IRIS_DEVICE T atomic_xor(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+IRIS_DEVICE T atomic_xor(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
                          Scope scope = sys);
 template <class T>
-IRIS_DEVICE T atomic_and(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+IRIS_DEVICE T atomic_and(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
                          Scope scope = sys);
 template <class T>
-IRIS_DEVICE T atomic_or(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+IRIS_DEVICE T atomic_or(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
                         Scope scope = sys);
 template <class T>
-IRIS_DEVICE T atomic_min(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+IRIS_DEVICE T atomic_min(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
                          Scope scope = sys);
 template <class T>
-IRIS_DEVICE T atomic_max(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+IRIS_DEVICE T atomic_max(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
                          Scope scope = sys);
 // Writes v if *p == cmp (compared bit for bit); returns the old value either way.
 template <class T>
-IRIS_DEVICE T atomic_cas(T* p, T cmp, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
+IRIS_DEVICE T atomic_cas(T* p, value_of<T> cmp, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem = acq_rel,
                          Scope scope = sys);
 
 // A fence of `sem` at `scope` (relaxed: none).
@@ -144,10 +150,10 @@ IRIS_DEVICE void fence(Semantic sem = acq_rel, Scope scope = sys);
 
 // Atomically writes v to *p in `to_rank`'s heap (release, sys).
 template <class T>
-IRIS_DEVICE void signal_set(T* p, T v, int from_rank, int to_rank, const uint64_t* hb);
+IRIS_DEVICE void signal_set(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb);
 // Atomically adds v to *p in `to_rank`'s heap (release, sys); returns the old value.
 template <class T>
-IRIS_DEVICE T signal_add(T* p, T v, int from_rank, int to_rank, const uint64_t* hb);
+IRIS_DEVICE T signal_add(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb);
 
 // Spins until `*p cmp value` holds for the local *p, reading it with `sem` (acquire or relaxed) at
 // `scope`, and returns the value that satisfied it. The spin is bounded: after IRIS_WAIT_TIMEOUT
@@ -157,7 +163,7 @@ IRIS_DEVICE T signal_add(T* p, T v, int from_rank, int to_rank, const uint64_t* 
 // report names the call's line (`file` and `line` default to the caller's, through __builtin_FILE and
 // __builtin_LINE; a snippet's lines are its script's): "wait_until at ring.lua:14 on rank 1 gave up".
 template <class T>
-IRIS_DEVICE T wait_until(const T* p, Cmp cmp, T value, Semantic sem = acquire, Scope scope = sys,
+IRIS_DEVICE T wait_until(const T* p, Cmp cmp, value_of<T> value, Semantic sem = acquire, Scope scope = sys,
                          const char* file = __builtin_FILE(), int line = __builtin_LINE());
 
 // ---- Block-cooperative bulk copies (beyond Iris) -----------------------------------------------------
@@ -235,26 +241,26 @@ struct Context : abi::ContextData {
 
   template <class T> IRIS_DEVICE T* translate(T* p, int to_rank) const;
   template <class T> IRIS_DEVICE T load(const T* p, int from_rank) const;
-  template <class T> IRIS_DEVICE void store(T* p, T v, int to_rank) const;
+  template <class T> IRIS_DEVICE void store(T* p, value_of<T> v, int to_rank) const;
   template <class T> IRIS_DEVICE void get(const T* from_p, T* to_p, int from_rank) const;
   template <class T> IRIS_DEVICE void put(const T* from_p, T* to_p, int to_rank) const;
   template <class T> IRIS_DEVICE void copy(const T* src, T* dst, int from_rank, int to_rank) const;
 
-  template <class T> IRIS_DEVICE T atomic_add(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
-  template <class T> IRIS_DEVICE T atomic_sub(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
-  template <class T> IRIS_DEVICE T atomic_xchg(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
-  template <class T> IRIS_DEVICE T atomic_xor(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
-  template <class T> IRIS_DEVICE T atomic_and(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
-  template <class T> IRIS_DEVICE T atomic_or(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
-  template <class T> IRIS_DEVICE T atomic_min(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
-  template <class T> IRIS_DEVICE T atomic_max(T* p, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_add(T* p, value_of<T> v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_sub(T* p, value_of<T> v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_xchg(T* p, value_of<T> v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_xor(T* p, value_of<T> v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_and(T* p, value_of<T> v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_or(T* p, value_of<T> v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_min(T* p, value_of<T> v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  template <class T> IRIS_DEVICE T atomic_max(T* p, value_of<T> v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
   template <class T>
-  IRIS_DEVICE T atomic_cas(T* p, T cmp, T v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
+  IRIS_DEVICE T atomic_cas(T* p, value_of<T> cmp, value_of<T> v, int to_rank, Semantic sem = acq_rel, Scope scope = sys) const;
 
-  template <class T> IRIS_DEVICE void signal_set(T* p, T v, int to_rank) const;
-  template <class T> IRIS_DEVICE T signal_add(T* p, T v, int to_rank) const;
+  template <class T> IRIS_DEVICE void signal_set(T* p, value_of<T> v, int to_rank) const;
+  template <class T> IRIS_DEVICE T signal_add(T* p, value_of<T> v, int to_rank) const;
   template <class T>
-  IRIS_DEVICE T wait_until(const T* p, Cmp cmp, T value, Semantic sem = acquire, Scope scope = sys,
+  IRIS_DEVICE T wait_until(const T* p, Cmp cmp, value_of<T> value, Semantic sem = acquire, Scope scope = sys,
                            const char* file = __builtin_FILE(), int line = __builtin_LINE()) const;
 
   template <class T> IRIS_DEVICE void put_block(const T* src, T* dst, size_t count, int to_rank) const;

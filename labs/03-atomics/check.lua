@@ -61,26 +61,26 @@ return H.define {
     local values, counts, expected = histogram_inputs(n, "timed")
     local full = ctx:zeros(BINS * W, "int32")
     local count_locally = iris.compile(COUNT_LOCALLY).count_locally
-    local function timed(call)
-      return check:time(call, {
+    local REFERENCE = "count locally + ctx.ccl.reduce_scatter"
+    local results
+    check:step(("histogram: yours and the reference (count locally, then ctx.ccl.reduce_scatter), %d interleaved "
+      .. "timed rounds of %d values per rank, every run checked"):format(check.runs, n), function()
+      check:need("ccl", "ctx.ccl (the collectives)")
+      results = check:time_together({
+        { name = "yours", call = function() lab.histogram(values, counts) end },
+        { name = REFERENCE, call = function()
+          count_locally:launch({ grid = math.max(1, math.min(iris.cdiv(n, 256), 256)), block = 256 }, values, full, n)
+          ctx.ccl.reduce_scatter(counts, full)
+        end },
+      }, {
+        -- One call a run: a histogram adds to counts, which start at zero.
         reset = function()
           counts:fill(0)
           full:fill(0)
         end,
-        verify = function(run) check:expect(counts, expected, ("counts after timed run %d"):format(run)) end,
+        verify = function(label) check:expect(counts, expected, "counts after " .. label) end,
       })
-    end
-    local yours, reference
-    check:step(("histogram: %d timed runs of %d values per rank, each checked"):format(check.runs, n), function()
-      yours = timed(function() lab.histogram(values, counts) end)
     end, HISTOGRAM_HINT)
-    check:step("reference: count locally, then ctx.ccl.reduce_scatter; timed and checked the same way", function()
-      check:need("ccl", "ctx.ccl (the collectives)")
-      reference = timed(function()
-        count_locally:launch({ grid = math.max(1, math.min(iris.cdiv(n, 256), 256)), block = 256 }, values, full, n)
-        ctx.ccl.reduce_scatter(counts, full)
-      end)
-    end)
 
     -- Messages: in phase p of a round, rank p publishes to rank p + 1, which consumes; the others wait.
     local inbox, flag, out = ctx:zeros(MESSAGE, "int32"), ctx:zeros(1, "int32"), ctx:zeros(MESSAGE, "int32")
@@ -110,7 +110,7 @@ return H.define {
         end
       end, MESSAGE_HINT)
 
-    check:compare { what = ("per call of the histogram, %d values per rank"):format(n), yours = yours,
-                    reference = { name = "count locally + ctx.ccl.reduce_scatter", ms = reference }, threshold = 1.5 }
+    check:compare { what = ("per call of the histogram, %d values per rank"):format(n), yours = results.yours,
+                    reference = { name = REFERENCE, result = results[REFERENCE] }, threshold = 1.5 }
   end,
 }

@@ -58,20 +58,20 @@ return H.define {
 
     local count = check:size(32, 64)
     local data, out = ctx:rand(count * chunk, "float32", check:seed("timed")), ctx:zeros(count * chunk)
-    local function timed(call)
-      return check:time(call, {
+    local REFERENCE = "one copy by the copy engine"
+    local results
+    check:step(("a stream of %d chunks from rank 0 to rank 1 and one copy of the same bytes by the copy engine, %d "
+      .. "interleaved timed rounds, every run checked"):format(count, check.runs), function()
+      results = check:time_together({
+        { name = "yours", call = function() stream(0, data, out) end },
+        { name = REFERENCE, call = function() if me == 1 then out:copy(data:peer(0)) end end },
+      }, {
+        -- One stream a run: streams follow each other only once the last one was received.
         reset = function() out:fill(H.SENTINEL) end,
-        verify = function(run) if me == 1 then check:expect(out, data:peer(0), ("out after timed run %d"):format(run)) end end,
+        verify = function(label) if me == 1 then check:expect(out, data:peer(0), "out after " .. label) end end,
       })
-    end
-    local yours, reference
-    check:step(("%d timed streams of %d chunks from rank 0 to rank 1, each checked"):format(check.runs, count), function()
-      yours = timed(function() stream(0, data, out) end)
     end, HINT)
-    check:step("reference: the copy engine moving the same bytes in one copy, timed and checked the same way", function()
-      reference = timed(function() if me == 1 then out:copy(data:peer(0)) end end)
-    end)
     check:compare { what = ("of a stream of %d chunks of %d floats (%d slots)"):format(count, chunk, SLOTS),
-                    yours = yours, reference = { name = "one copy by the copy engine", ms = reference }, threshold = 2 }
+                    yours = results.yours, reference = { name = REFERENCE, result = results[REFERENCE] }, threshold = 2 }
   end,
 }

@@ -110,13 +110,9 @@ return H.define {
     local size = check:size({ 16, 130, 20 }, { 256, 2048, 20 })
     local p = problem(size[1], size[2], size[3], "timed")
     local sweep = iris.compile(SWEEP).lab_sweep
-    local function per_step(call, checked)
-      local latest
-      local ms = check:time(function() latest = iterate(p, call) end, {
-        reset = function() reset(p) end,
-        verify = checked and function(run) verify(p, latest, ("your rows after timed run %d"):format(run)) end,
-      })
-      return ms / p.steps
+    local latest -- the rows the last run left
+    local function subject(name, call, checked)
+      return { name = name, call = function() latest = iterate(p, call) end, verify = checked, per = 1 / p.steps }
     end
     local function library_step(u, unew)
       sweep:launch({ grid = math.min(p.rows, 1024), block = 128 }, u, unew, p.rows, p.cols)
@@ -124,24 +120,30 @@ return H.define {
       if me < W - 1 then unew:narrow(1, 1, 1):peer(me + 1):copy(unew:narrow(1, p.rows + 1, 1)) end
       ctx:barrier()
     end
-    local ms = {}
-    for _, m in ipairs(methods) do
-      check:step(("%s: %d timed runs of %d steps, each checked"):format(m[1], check.runs, p.steps), function()
-        ms[m[1]] = per_step(m[2], true)
-      end, m[3])
-    end
-    check:step("references: host-driven copies by the library (checked), and the sweep alone (no exchange)", function()
-      ms.library = per_step(library_step, true)
-      ms.sweep = per_step(function(u, unew)
-        sweep:launch({ grid = math.min(p.rows, 1024), block = 128 }, u, unew, p.rows, p.cols)
-      end, false)
-    end)
+    local LIBRARY, SWEEP = "host-driven copies (t:peer(r):copy and ctx:barrier)",
+      "the sweep alone (no halo exchange; a lower bound)"
+    local ms
+    -- Yours (both methods) and the references, timed the same way, interleaved; one run is p.steps steps
+    -- from the same start (a run cannot follow the last one at once: it starts from reset rows).
+    check:step(("step_device, step_host and the references: %d interleaved timed rounds of %d steps, every run of "
+      .. "yours and the library's checked"):format(check.runs, p.steps), function()
+      ms = check:time_together({
+        subject("step_device", methods[1][2], true),
+        subject("step_host", methods[2][2], true),
+        subject(LIBRARY, library_step, true),
+        subject(SWEEP, function(u, unew)
+          sweep:launch({ grid = math.min(p.rows, 1024), block = 128 }, u, unew, p.rows, p.cols)
+        end, false),
+      }, {
+        reset = function() reset(p) end,
+        verify = function(label) verify(p, latest, "the rows after " .. label) end,
+      })
+    end, ("step_device: %s. step_host: %s"):format(DEVICE_HINT, HOST_HINT))
     check:compare { what = ("per step, %d rows x %d columns per rank"):format(p.rows, p.cols), yours = ms.step_device,
-                    yours_name = "your step_device",
-                    reference = { name = "host-driven copies (t:peer(r):copy and ctx:barrier)", ms = ms.library },
+                    yours_name = "your step_device", reference = { name = LIBRARY, result = ms[LIBRARY] },
                     threshold = 1.0, others = {
-                      { name = "your step_host", ms = ms.step_host },
-                      { name = "the sweep alone (no halo exchange; a lower bound)", ms = ms.sweep },
+                      { name = "your step_host", result = ms.step_host },
+                      { name = SWEEP, result = ms[SWEEP] },
                     } }
   end,
 }

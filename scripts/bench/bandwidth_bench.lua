@@ -22,7 +22,7 @@ local opts = iris.options(arg, {
     { "threads", 64, "threads per block", type = "integer", min = 1, max = 1024, gpu = 512 },
     { "in_flight", 4, "loads in flight per thread (IRIS_BLOCK_COPY_UNROLL)", type = "integer", min = 1 },
   },
-  options = { { "plot", nil, "with sizes: draw the three lines into FILE (.svg; .png where a converter is)", type = "file" } },
+  options = { { "plot", nil, "with sizes: draw the three lines into FILE (.svg; .png where a converter is)", type = "plot" } },
 })
 if not opts then return end
 local mode = opts.mode

@@ -9,6 +9,8 @@
 -- "x ref": reference time / our time (above 1: faster than the reference). Results are checked.
 -- --plot FILE draws bus bandwidth against size, a line per variant and one for the reference: into FILE
 -- for one collective; for several, a figure each, FILE with "_<collective>" before its extension.
+-- Rows are printed, and written to --csv/--json, as they are measured: a run stopped early keeps them.
+-- A sweep that will take long says about how long before it starts.
 local ffi = require "ffi"
 local C = ffi.C
 
@@ -43,7 +45,7 @@ local options = iris.options(arg, {
     { "dtype", "float32", "element type", type = "string" },
     { "repeats", 5, "batches timed per measurement; the median is reported", type = "integer", min = 1 },
     { "plot", nil, "draw bus bandwidth against size into FILE (.svg; .png where a converter is); several "
-      .. "collectives: a figure each, FILE_<collective>.svg", type = "file" },
+      .. "collectives: a figure each, FILE_<collective>.svg", type = "plot" },
   },
 })
 if not options then return end
@@ -128,7 +130,27 @@ local function check(collective, variant, out)
   end
 end
 
-local rows, results = {}, {} -- printed; for --csv and --json
+local rows = {} -- for --plot
+local output = iris.options.writer(options, {
+  columns = { "collective", "dtype", "ranks", "backend", "bytes", "variant", "time_us", "busbw_gbs", "reference",
+    "reference_time_us", "reference_busbw_gbs", "x_reference" },
+  setting = { ranks = W, backend = ctx.backend, device = ctx.device_name, reference = reference.name },
+})
+
+-- The table, printed by rank 0 a row at a time as they are measured (a header before each collective).
+local printed_collective
+local function print_row(row)
+  if me ~= 0 then return end
+  if row.collective ~= printed_collective then
+    printed_collective = row.collective
+    print()
+    print(("%-14s %10s  %-11s %10s %11s  %10s %11s  %7s"):format(row.collective, "size", "variant", "time us",
+      "busbw GB/s", "ref us", "ref GB/s", "x ref"))
+  end
+  print(("%-14s %10s  %-11s %10.2f %11.2f  %10s %11s  %7s"):format("", human(row.bytes), row.variant, row.us,
+    row.busbw, row.ref_us and ("%.2f"):format(row.ref_us) or "-", row.ref_busbw and ("%.2f"):format(row.ref_busbw) or "-",
+    row.ratio and ("%.2f"):format(row.ratio) or "-"))
+end
 
 local function record(collective, bytes, variant, us, ref_us)
   local factor = BUS_FACTOR[collective](W)
@@ -137,7 +159,8 @@ local function record(collective, bytes, variant, us, ref_us)
   local ratio = ref_us and ref_us / us
   rows[#rows + 1] = { collective = collective, bytes = bytes, variant = variant, us = us, busbw = busbw,
     ref_us = ref_us, ref_busbw = ref_busbw, ratio = ratio }
-  results[#results + 1] = { collective = collective, dtype = dtype, ranks = W, backend = ctx.backend, bytes = bytes,
+  print_row(rows[#rows])
+  output:add { collective = collective, dtype = dtype, ranks = W, backend = ctx.backend, bytes = bytes,
     variant = variant, time_us = us, busbw_gbs = busbw, reference = reference.name, reference_time_us = ref_us,
     reference_busbw_gbs = ref_busbw, x_reference = ratio }
 end
@@ -184,6 +207,46 @@ for _, collective in ipairs(wanted) do
   end
 end
 
+-- How long the sweep will take, said before it starts when that is long: one call of all_reduce timed at
+-- the smallest and the largest size (times in between grow with the bytes), and each measurement costs
+-- about 7 calls plus `repeats` batches of at least BATCH_SECONDS (time_per_call).
+local function estimate_seconds()
+  local function one_call(bytes)
+    local count = math.max(W, math.floor(bytes / element / W) * W)
+    local t = ctx:ones(count, dtype)
+    ctx.ccl.all_reduce(t, t)
+    local ms = slowest(iris.bench(function() ctx.ccl.all_reduce(t, t) end, { warmup = 1, iters = 3 }).median_ms)
+    t:free()
+    return ms / 1e3
+  end
+  local small, large = one_call(min_bytes), one_call(max_bytes)
+  local total = 0
+  for _, step in ipairs(plan) do
+    local bytes = step.count * element
+    local share = max_bytes > min_bytes and (bytes - min_bytes) / (max_bytes - min_bytes) or 1
+    local call = small + (large - small) * math.max(0, share)
+    local measurements = #step.variants + (reference.handle and 1 or 0)
+    total = total + measurements * (7 * call + repeats * math.max(BATCH_SECONDS, call))
+  end
+  return total
+end
+
+local LONG_SWEEP = 20 -- seconds: a sweep expected to take longer says so first
+if steps > 0 then
+  local seconds = estimate_seconds()
+  if me == 0 and seconds > LONG_SWEEP then
+    print(("ccl_bench: %d measurements up to %s will take about %d s on the %s backend; rows appear as they are "
+      .. "measured%s"):format(steps, human(max_bytes), math.ceil(seconds), ctx.backend,
+      ctx.backend == "cpu" and " (--max 1MiB, the default on cpu, takes seconds)" or ""))
+    io.stdout:flush()
+  end
+end
+
+if me == 0 then
+  print(("ctx.ccl on %d rank%s, backend %s (%s), %s; reference: %s%s"):format(W, W == 1 and "" or "s", ctx.backend,
+    ctx.device_name, dtype, reference.name, reference.why and (" (" .. reference.why .. ")") or ""))
+end
+
 local progress = iris.progress(steps)
 for _, step in ipairs(plan) do
   local collective, count = step.collective, step.count
@@ -197,6 +260,7 @@ for _, step in ipairs(plan) do
     local fn = run(collective, variant, inp, out)
     local us = time_per_call(fn) * 1e3
     check(collective, variant, out)
+    progress:finish() -- (clears a terminal's progress line before the row)
     record(collective, actual, variant, us, ref_us)
   end
   inp:free()
@@ -205,23 +269,6 @@ end
 progress:finish()
 
 library.close(reference)
-
-if me == 0 then
-  print(("ctx.ccl on %d rank%s, backend %s (%s), %s; reference: %s%s"):format(W, W == 1 and "" or "s", ctx.backend,
-    ctx.device_name, dtype, reference.name, reference.why and (" (" .. reference.why .. ")") or ""))
-  local current
-  for _, row in ipairs(rows) do
-    if row.collective ~= current then
-      current = row.collective
-      print()
-      print(("%-14s %10s  %-11s %10s %11s  %10s %11s  %7s"):format(current, "size", "variant", "time us", "busbw GB/s",
-        "ref us", "ref GB/s", "x ref"))
-    end
-    print(("%-14s %10s  %-11s %10.2f %11.2f  %10s %11s  %7s"):format("", human(row.bytes), row.variant, row.us,
-      row.busbw, row.ref_us and ("%.2f"):format(row.ref_us) or "-", row.ref_busbw and ("%.2f"):format(row.ref_busbw) or "-",
-      row.ratio and ("%.2f"):format(row.ratio) or "-"))
-  end
-end
 -- The figure of each collective measured: bus bandwidth against size, a line per variant and the
 -- reference's (rank 0).
 local function plot_file(collective)
@@ -260,8 +307,4 @@ if options.plot and me == 0 then
   end
 end
 
-iris.options.write(options, results, {
-  columns = { "collective", "dtype", "ranks", "backend", "bytes", "variant", "time_us", "busbw_gbs", "reference",
-    "reference_time_us", "reference_busbw_gbs", "x_reference" },
-  setting = { ranks = W, backend = ctx.backend, device = ctx.device_name, reference = reference.name },
-})
+output:finish()

@@ -89,7 +89,7 @@ function M.options(argv, spec)
   end
   declared[#declared + 1] = { "validate", true, "check the results, every element", type = "boolean" }
   declared[#declared + 1] = { "plot", nil, "also draw the tables as heat maps into FILE (.svg; .png where "
-    .. "rsvg-convert or ImageMagick is)", type = "file" }
+    .. "rsvg-convert or ImageMagick is)", type = "plot" }
   local opts = iris.options(argv, { name = spec.name, about = spec.about, options = declared,
     usage = ("mpirun -np N iris-lua %s [options]"):format(arg and arg[0] or spec.name .. ".lua") })
   if not opts then return nil end

@@ -1,6 +1,7 @@
 // Kernels behind the C boundary: thin wrappers over programs::Registry (src/programs).
 #include "capi/capi_kernels.h"
 
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -8,6 +9,7 @@
 #include "capi/guard.hpp"
 #include "comm/comm.hpp"
 #include "core/files.hpp"
+#include "compiler/device_sources.hpp"
 #include "core/trace.hpp"
 #include "iris/impl/abi.h"
 #include "programs/registry.hpp"
@@ -87,6 +89,41 @@ int iris_read_source_file(const char* path, const char** text, size_t* size) {
 int iris_compile_builtin(const char* name, iris_program** out) {
   return capi::guarded(
       [&] { *out = reinterpret_cast<iris_program*>(&session::registry().builtin(name)); });
+}
+
+const char* iris_builtin_names(void) {
+  static const std::string names = [] {
+    std::string text;
+    for (const compiler::EmbeddedSource* s = compiler::kEmbeddedDeviceSources; s->name != nullptr; ++s) {
+      std::string name = s->name;
+      if (!s->is_kernel || name.rfind("kernels/", 0) != 0 || name.size() < 13) continue;
+      text += name.substr(8, name.size() - 12) + "\n";  // kernels/NAME.hip -> NAME
+    }
+    return text;
+  }();
+  return names.c_str();
+}
+
+int iris_collective_report(const char** text, int* peer, uint64_t* my_call, uint64_t* their_call) {
+  static std::string message;
+  if (!session::initialized()) return 0;
+  const runtime::MappedHostBuffer& buffer = session::current().mailbox;
+  if (buffer.host == nullptr || buffer.bytes < sizeof(abi::DeviceMailbox)) return 0;
+  const auto& box = *static_cast<const abi::DeviceMailbox*>(buffer.host);
+  // The name report() gives its reports (device/iris/impl/ccl_call.hpp).
+  if (box.failed != 2 || std::strncmp(box.what, "ctx.ccl or ctx.ops", sizeof box.what) != 0) return 0;
+  message.assign(box.message, strnlen(box.message, sizeof box.message));
+  *text = message.c_str();
+  *peer = static_cast<int>(box.address);
+  *my_call = static_cast<uint64_t>(box.last_value);
+  *their_call = static_cast<uint64_t>(box.expected);
+  return 1;
+}
+
+const char* iris_program_signatures(iris_program* program) {
+  static thread_local std::string text;
+  text = reinterpret_cast<programs::Program*>(program)->signatures_text();
+  return text.c_str();
 }
 
 int iris_program_kernel(iris_program* program, const char* name, iris_kernel** out) {

@@ -50,6 +50,16 @@ int iris_read_source_file(const char* path, const char** text, size_t* size);
 /* One of iris's own kernel files, by its name under kernels/ without ".hip" ("ccl/all_reduce"),
  * compiled like a snippet (same compilers and cache). */
 int iris_compile_builtin(const char* name, iris_program** out);
+/* The names iris_compile_builtin takes, one a line ("ccl/all_reduce\n..."): the kernel files the binary
+ * embeds. Needs no session. */
+const char* iris_builtin_names(void);
+/* Every kernel of the program with its parameters, a line each ("put_ones(float* buf, int n)\n"); valid
+ * until the next call. */
+const char* iris_program_signatures(iris_program* program);
+/* After a device fault: 1 when the device's report is one of the collectives' call protocol (a mismatch
+ * or a rank that never came), with its text, this rank's call number, the other rank's (0 when unknown)
+ * and that rank; else 0. The calls' numbers count each rank's ctx.ccl and ctx.ops calls. */
+int iris_collective_report(const char** text, int* peer, uint64_t* my_call, uint64_t* their_call);
 /* name: "put_ones" or a template instance "scale<float>" (compiled on first request). */
 int iris_program_kernel(iris_program* program, const char* name, iris_kernel** out);
 const char* iris_kernel_name(const iris_kernel* kernel);  /* canonical: "scale<float, 4>" */

@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "core/interrupt.hpp"
 #include "core/job_end.hpp"
+#include "repl/capture.hpp"
 
 namespace iris::capi {
 namespace {
@@ -25,6 +26,10 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 thread_local std::string t_file_list;
+
+// A case's standard output while it runs (iris_testing_begin_capture), and what it was.
+repl::OutputCapture g_case_output(1);
+std::string g_case_text;
 
 std::vector<std::string> lua_files_under(const fs::path& dir) {
   std::vector<std::string> files;
@@ -100,6 +105,12 @@ class Watchdog {
       } else {
         // The interrupt did not reach the case (a C function, a device wait, compiled code): the other
         // ranks may be waiting for this one, so end the process and with it the job.
+        // What the stuck case printed would go with the process: it goes to standard error first.
+        if (g_case_output.active()) {
+          std::string text, unused;
+          g_case_output.stop(&text, &unused);
+          if (!text.empty()) std::fprintf(stderr, "its output so far:\n%s", text.c_str());
+        }
         std::fprintf(stderr, "%s\n", stuck_message_.c_str());
         std::fflush(stdout);
         std::fflush(stderr);
@@ -160,5 +171,18 @@ int iris_testing_arm_timeout(double seconds, const char* message, double grace_s
 }
 
 int iris_testing_disarm_timeout(void) { return capi::Watchdog::instance().disarm() ? 1 : 0; }
+
+int iris_testing_begin_capture(void) {
+  return capi::guarded([&] { capi::g_case_output.start(); });
+}
+
+int iris_testing_end_capture(const char** text, size_t* bytes) {
+  return capi::guarded([&] {
+    std::string unused;
+    capi::g_case_output.stop(&capi::g_case_text, &unused);
+    *text = capi::g_case_text.data();
+    *bytes = capi::g_case_text.size();
+  });
+}
 
 }  // extern "C"

@@ -22,6 +22,11 @@ int iris_testing_collect_files(const char* path, const char** list, size_t* byte
 int iris_testing_arm_timeout(double seconds, const char* message, double grace_seconds, const char* stuck_message);
 /* Disarms it. Returns 1 when it fired (the case timed out), else 0; either way nothing more is raised. */
 int iris_testing_disarm_timeout(void);
+/* Keeps what this process writes to its standard output (print, io.write, printf) from now until
+ * iris_testing_end_capture, which puts it back and returns the text (valid until the next call). Standard
+ * error stays as it is: log lines and a stuck case's message still reach the terminal. */
+int iris_testing_begin_capture(void);
+int iris_testing_end_capture(const char** text, size_t* bytes);
 /* cdef:end */
 
 #ifdef __cplusplus

@@ -57,7 +57,7 @@ const char* iris_trace_requested(void) {
 int iris_trace_requested_events(uint32_t* events) {
   return capi::guarded([&] {
     // 0 when unset: the Lua side's default
-    *events = static_cast<uint32_t>(env::whole_number(env::Var::trace_events, 1, 100000000, 0, "a whole number of events"));
+    *events = env::trace_events(0);
   });
 }
 

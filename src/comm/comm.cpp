@@ -470,6 +470,11 @@ void Comm::abort(int exit_code) {
   if (mpi_ && size_ > 1) {
     // Give the launcher's output forwarding a moment to carry this rank's message out first.
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    // Under Open MPI's launcher a rank that exits with a non-zero code ends the job, and says so once.
+    // MPI_Abort would too, but its notice travels to the launcher as a message that Open MPI 4 often
+    // fails to unpack when ranks are ending ("ORTE_ERROR_LOG: Data unpack would read past end of
+    // buffer", even with one rank aborting): noise after the rank's own message.
+    if (launched_by_open_mpi()) std::_Exit(exit_code);
     MPI_Abort(MPI_COMM_WORLD, exit_code);
   }
   std::_Exit(exit_code);

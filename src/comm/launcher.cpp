@@ -26,6 +26,8 @@ bool started_by_launcher() {
   return false;
 }
 
+bool launched_by_open_mpi() { return std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr; }
+
 std::optional<int> launcher_rank() {
   for (const LauncherVariable& v : kLauncherVariables) {
     const char* value = v.is_rank ? std::getenv(v.name) : nullptr;

@@ -12,5 +12,8 @@ namespace iris::comm {
 bool started_by_launcher();
 // This process's rank as the launcher numbered it; nothing without a launcher.
 std::optional<int> launcher_rank();
+// True when Open MPI's launcher (mpirun, orterun) started this process: it ends the whole job when a
+// rank exits with a non-zero code.
+bool launched_by_open_mpi();
 
 }  // namespace iris::comm

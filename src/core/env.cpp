@@ -89,4 +89,8 @@ uint64_t bytes(Var var, uint64_t fallback) {
   }
 }
 
+uint32_t trace_events(uint32_t fallback) {
+  return static_cast<uint32_t>(whole_number(Var::trace_events, 1, 100000000, fallback, "a whole number of events"));
+}
+
 }  // namespace iris::env

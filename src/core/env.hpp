@@ -44,4 +44,7 @@ size_t choice(Var var, const std::vector<const char*>& names, size_t fallback);
 // A byte size as users write them (512MiB, 2GiB: core/units.hpp).
 uint64_t bytes(Var var, uint64_t fallback);
 
+// IRIS_TRACE_EVENTS as the trace takes it.
+uint32_t trace_events(uint32_t fallback);
+
 }  // namespace iris::env

@@ -1,7 +1,11 @@
 #include "core/log.hpp"
 
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <mutex>
+#include <string>
 
 #include "core/env.hpp"
 #include "core/error.hpp"
@@ -18,6 +22,16 @@ const char* kNames[] = {"debug", "info", "warning", "error"};
 void configure_from_environment() {
   g_threshold = static_cast<Level>(
       env::choice(env::Var::log_level, {std::begin(kNames), std::end(kNames)}, static_cast<size_t>(g_threshold)));
+}
+
+bool stderr_reaches_terminal() {
+  if (std::getenv("OMPI_COMM_WORLD_SIZE") == nullptr) return ::isatty(STDERR_FILENO) == 1;
+  char target[256];
+  const std::string link = "/proc/" + std::to_string(::getppid()) + "/fd/2";
+  const ssize_t length = ::readlink(link.c_str(), target, sizeof target - 1);
+  if (length <= 0) return false;
+  const std::string path(target, static_cast<size_t>(length));
+  return path.rfind("/dev/pts/", 0) == 0 || path.rfind("/dev/tty", 0) == 0;
 }
 
 void set_rank(int rank, int world_size) {

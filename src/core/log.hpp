@@ -14,4 +14,8 @@ void set_rank(int rank, int world_size);
 bool enabled(Level level);
 void write(Level level, const std::string& message);
 
+// Whether what this process writes to stderr reaches a terminal: its own stderr, or under mpirun (whose
+// ranks write to pipes) the launcher's. For notices only a person watching needs.
+bool stderr_reaches_terminal();
+
 }  // namespace iris::log

@@ -1,7 +1,9 @@
 #include "host/cli.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -12,6 +14,7 @@
 #include "core/env.hpp"
 #include "core/error.hpp"
 #include "core/job_end.hpp"
+#include "host/environment_check.hpp"
 #include "iris/host.hpp"
 #include "iris/version.hpp"
 #include "lua/embedded_lua.hpp"
@@ -33,6 +36,8 @@ const char* kOptions =
     "  -O[opt]      control the LuaJIT optimizations: -O3, -O0, -Ohotloop=10, -O+fold,-dce (jit.opt.start)\n"
     "  -i           enter the interactive REPL after running the script\n"
     "  --trace FILE write a trace of the whole job to FILE (as IRIS_TRACE=FILE; docs/tracing.md)\n"
+    "  --warm       compile iris's library kernels (collectives, fused ops, ...) ahead, into the kernel cache\n"
+    "               (as `iris-lua warm`; `iris-lua warm --help` for its options)\n"
     "  -v, --version  print the version\n"
     "  -h, --help   print this help\n"
     "  --           stop handling options\n"
@@ -78,6 +83,21 @@ int usage_error(const std::string& message) {
   return exit_code_of(Errc::usage);
 }
 
+// A first word that is neither a file nor a subcommand but close to one's name ("tset"): the command
+// that was meant, or "".
+std::string meant_command(const std::string& word) {
+  struct stat info;
+  if (word.empty() || word[0] == '-' || word.find_first_of("./") != std::string::npos || ::stat(word.c_str(), &info) == 0) {
+    return "";
+  }
+  const std::string prefix = lua::kCommandPrefix;
+  std::vector<std::string> commands;
+  for (const lua::EmbeddedLuaModule* m = lua::kEmbeddedLuaModules; m->name != nullptr; ++m) {
+    if (std::strncmp(m->name, prefix.c_str(), prefix.size()) == 0) commands.push_back(m->name + prefix.size());
+  }
+  return host::nearest_name(word, commands);
+}
+
 // Returns 0 on success, else the exit code of a usage error (already printed).
 int parse(int argc, char** argv, Plan* plan) {
   // A first word that names a subcommand runs it, as luajit's -jNAME runs jit.NAME; any other word is
@@ -86,6 +106,18 @@ int parse(int argc, char** argv, Plan* plan) {
     plan->command = argv[1];
     for (int k = 2; k < argc; ++k) plan->command_args.push_back(argv[k]);
     return 0;
+  }
+  // --warm is the subcommand warm, as an option (issue 27: how the library kernels compile ahead).
+  if (argc > 1 && std::strcmp(argv[1], "--warm") == 0) {
+    plan->command = "warm";
+    for (int k = 2; k < argc; ++k) plan->command_args.push_back(argv[k]);
+    return 0;
+  }
+  if (argc > 1) {
+    if (const std::string meant = meant_command(argv[1]); !meant.empty()) {
+      return usage_error(format("'%s' is neither a script nor a command: did you mean 'iris-lua %s'? (commands: %s)",
+                                argv[1], meant.c_str(), command_names().c_str()));
+    }
   }
   int i = 1;
   for (; i < argc; ++i) {
@@ -203,6 +235,16 @@ int main(int argc, char** argv) {
   }
 
   try {
+    // Every IRIS_* variable is read now, so a bad value ends the job before anything runs (rank 0 says so).
+    for (const std::string& warning : host::check_environment()) {
+      if (is_first_rank()) std::fprintf(stderr, "iris-lua: warning: %s\n", warning.c_str());
+    }
+  } catch (const Error& e) {
+    if (is_first_rank()) std::fprintf(stderr, "iris-lua: %s\n", e.what());
+    return exit_code_of(e.code());
+  }
+
+  try {
     Host host(HostOptions{&argc, &argv, "iris-lua"});
     // IRIS_TRACE (or --trace): the trace starts before anything else runs, on every rank.
     if (RunResult r = host.call("iris.trace.start_requested"); !r.ok()) return fail(host, r);
@@ -221,6 +263,8 @@ int main(int argc, char** argv) {
     }
     bool repl = plan.interactive || (!plan.has_script && plan.steps.empty());
     if (repl) return finish_after(host, host.call("iris.repl.run", {isatty(STDIN_FILENO) ? "terminal" : "pipe"}));
+    // The device work the script left: a fault found now is reported as the script's (its line).
+    if (RunResult r = host.call("iris.context.synchronize_at_end"); !r.ok()) return fail(host, r);
     return host.finish();
   } catch (const Error& e) {
     // Starting the host failed (MPI, the Lua state): nothing else has run yet.

@@ -342,6 +342,14 @@ struct Host::Impl {
     RunResult result;
     result.exit_code = 2;  // missing file or syntax error: a usage error, nothing ran
     result.message = lua_isstring(L, -1) ? lua_tostring(L, -1) : "cannot load chunk";
+    // Lua 5.3's operators, which LuaJIT (Lua 5.1) does not have: say what to write instead.
+    for (const char* op : {"near '/'", "near '&'", "near '|'", "near '~'", "near '<<'", "near '>>'"}) {
+      if (result.message.find(op) != std::string::npos) {
+        result.message += " (scripts are LuaJIT, Lua 5.1's syntax: no //, &, |, ~, << or >> operators; "
+                          "math.floor(a / b), bit.band(a, b), bit.bor, bit.bxor, bit.lshift, bit.rshift)";
+        break;
+      }
+    }
     (void)status;
     lua_pop(L, 1);
     return result;

@@ -1,9 +1,29 @@
 #include "programs/program.hpp"
 
+#include <cstdio>
+
 #include "core/error.hpp"
 #include "programs/registry.hpp"
 
 namespace iris::programs {
+namespace {
+
+// Where a kernel is, for its label: "pattern.lua:14", the line of its name. A snippet's source starts
+// with `#line L "script"` (its first line is line L of the script, the origin's line); a file's
+// origin is its path, given the line; iris's own kernels (kernels/...) keep their file's name.
+std::string kernel_origin(const ProgramSource& source, int line) {
+  const std::string& origin = source.origin;
+  if (line <= 0 || origin.rfind("kernels/", 0) == 0) return origin;
+  const size_t colon = origin.rfind(':');
+  const bool has_line = colon != std::string::npos && colon + 1 < origin.size() &&
+                        origin.find_first_not_of("0123456789", colon + 1) == std::string::npos;
+  if (!has_line) return origin + ":" + std::to_string(line);
+  int first = 0;
+  if (std::sscanf(source.source.c_str(), "#line %d ", &first) != 1 || first <= 0) return origin;
+  return origin.substr(0, colon + 1) + std::to_string(first + line - 2);  // source line 2 is script line `first`
+}
+
+}  // namespace
 
 Program::Program(Registry& registry, ProgramSource source)
     : registry_(registry),
@@ -30,6 +50,22 @@ std::string Program::describe_kernels() const {
       for (size_t i = 0; i < s.template_params.size(); ++i) out += (i > 0 ? ", " : "") + s.template_params[i].name;
       out += ">";
     }
+  }
+  return out;
+}
+
+std::string Program::signatures_text() const {
+  std::string out;
+  for (const KernelSignature& s : parsed_.kernels) {
+    out += s.name;
+    if (s.is_template) {
+      out += "<";
+      for (size_t i = 0; i < s.template_params.size(); ++i) out += (i > 0 ? ", " : "") + s.template_params[i].name;
+      out += ">";
+    }
+    out += "(";
+    for (size_t i = 0; i < s.params.size(); ++i) out += (i > 0 ? ", " : "") + s.params[i].type + " " + s.params[i].name;
+    out += ")\n";
   }
   return out;
 }
@@ -87,7 +123,7 @@ Kernel& Program::kernel(const std::string& text) {
 
   auto kernel = std::make_unique<Kernel>();
   kernel->name = canonical;
-  kernel->label = canonical + " (" + source_.origin + ")";
+  kernel->label = canonical + " (" + kernel_origin(source_, signature.line) + ")";
   kernel->registry = &registry_;
   kernel->program = this;
   for (size_t i = 0; i < signature.params.size(); ++i) {

@@ -58,6 +58,9 @@ class Program {
 
   // "put_ones(float* buf, int n), scale<T>(T* x, int n)": for messages.
   std::string describe_kernels() const;
+  // Every kernel with its parameters, a line each: "put_ones(float* buf, int n, iris::Context ctx)",
+  // "scale<T>(T* x, T factor)": what help(mod) shows.
+  std::string signatures_text() const;
 
  private:
   struct Binary {

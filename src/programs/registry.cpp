@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -43,6 +44,21 @@ std::string translation_unit(const ProgramSource& source) {
     name += c;
   }
   return "#include <iris/iris.hpp>\n#line 1 \"" + name + "\"\n" + source.source + "\n";
+}
+
+// "iris-lua: compiling ctx.ccl's all_reduce for sm_90a, once" for one of iris's own kernel files
+// (`what` is "iris's kernels/ccl/all_reduce.hip"), "" for anything else.
+std::string library_notice(const std::string& what, const std::string& arch) {
+  const std::string prefix = "iris's kernels/";
+  if (what.rfind(prefix, 0) != 0) return "";
+  std::string name = what.substr(prefix.size());
+  if (name.size() > 4 && name.compare(name.size() - 4, 4, ".hip") == 0) name.resize(name.size() - 4);
+  std::string said = "iris's " + name;
+  if (name.rfind("ccl/", 0) == 0) said = "ctx.ccl's " + name.substr(4);
+  if (name.rfind("ops/", 0) == 0) said = "ctx.ops's " + name.substr(4);
+  if (name.rfind("tensor/", 0) == 0) said = "the tensors' " + name.substr(7) + " operations";
+  if (name == "device_barrier") said = "ctx:device_barrier";
+  return format("iris-lua: compiling %s for %s, once", said.c_str(), arch.c_str());
 }
 
 }  // namespace
@@ -165,6 +181,7 @@ compiler::CompiledCode Registry::compile_for(const runtime::CodeTarget& target, 
                                              bool cross) {
   const std::string where = format("%s for %s (%s%s)", what.c_str(), target.arch.c_str(), target.compiler.c_str(),
                                    cross ? ", IRIS_CROSS_COMPILE" : "");
+  const std::string notice = cross ? "" : library_notice(what, target.arch);
   try {
     compiler::Compiler& c = compiler(target.compiler);
     compiler::KernelCache& kernel_cache = cache();
@@ -177,6 +194,12 @@ compiler::CompiledCode Registry::compile_for(const runtime::CodeTarget& target, 
     compiler::CompileJob job{unit, options, names, include_dir_, kernel_cache.dir() + "/tmp", target.arch};
     const activity::Scope compiling("compiling " + where);  // what a hang report says of this rank
     return kernel_cache.get_or_compile(key.hex(), [&] {
+      // The first use of a library kernel pauses for seconds: a person at a terminal is told why, once.
+      if (!notice.empty() && device_.rank == 0 && log::stderr_reaches_terminal()) {
+        std::fprintf(stderr, "%s; cached in %s (iris-lua warm compiles every library kernel ahead)\n", notice.c_str(),
+                     kernel_cache.dir().c_str());
+        std::fflush(stderr);
+      }
       trace::Span span("compiler", "compile");  // only on a cache miss
       if (span) span.args().add("compiler", target.compiler).add("arch", target.arch).add("cross", cross ? 1 : 0);
       return c.compile(job);

@@ -56,12 +56,13 @@ void OutputCapture::start() {
   if (active_) return;
   std::fflush(stdout);
   std::fflush(stderr);
-  for (int k = 0; k < 2; ++k) {
+  for (int k = 0; k < streams_; ++k) {
     files_[k] = new_memory_file();
     saved_[k] = ::dup(k + 1);
     ::dup2(files_[k], k + 1);
   }
-  comm::hang::set_report_fd(saved_[1]);  // a hang report while the chunk runs goes to the terminal at once
+  // A hang report while the chunk runs goes to the terminal at once.
+  if (streams_ == 2) comm::hang::set_report_fd(saved_[1]);
   active_ = true;
 }
 
@@ -70,8 +71,9 @@ void OutputCapture::stop(std::string* out, std::string* err) {
   std::fflush(stdout);
   std::fflush(stderr);
   std::string* texts[2] = {out, err};
-  comm::hang::set_report_fd(-1);
-  for (int k = 0; k < 2; ++k) {
+  err->clear();
+  if (streams_ == 2) comm::hang::set_report_fd(-1);
+  for (int k = 0; k < streams_; ++k) {
     ::dup2(saved_[k], k + 1);
     ::close(saved_[k]);
     *texts[k] = read_back(files_[k]);

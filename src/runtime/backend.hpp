@@ -187,6 +187,8 @@ class Backend {
 std::unique_ptr<Backend> create_backend(const std::string& name, const comm::Comm& comm);
 // "cuda, hip, cpu or auto": the names create_backend takes, for messages.
 std::string backend_names();
+// Whether `name` is one of them (a backend of the table, built here or not, or auto).
+bool is_backend_name(const std::string& name);
 // The heap a rank of this backend gets when neither iris.init{heap_size=} nor IRIS_HEAP_SIZE names one.
 size_t default_heap_bytes(const Backend& backend);
 

@@ -70,6 +70,8 @@ std::string backend_names() {
   return names.substr(0, names.size() - 2) + " or auto";
 }
 
+bool is_backend_name(const std::string& name) { return name == "auto" || find(name) != nullptr; }
+
 size_t default_heap_bytes(const Backend& backend) { return find(backend.name())->default_heap_bytes; }
 
 std::unique_ptr<Backend> create_backend(const std::string& name, const comm::Comm& comm) {

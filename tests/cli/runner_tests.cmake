@@ -144,7 +144,7 @@ iris_cli_test(runner_repeat ARGS test --repeat 3 --filter one ${r}/all_pass.lua
   STDOUT "^PASS  ${r}/all_pass.lua: one \\(run 1 of 3\\) ${ms}\nPASS  ${r}/all_pass.lua: one \\(run 2 of 3\\) ${ms}\nPASS  ${r}/all_pass.lua: one \\(run 3 of 3\\) ${ms}\n3 passed, 0 failed, 0 skipped in [0-9.]+ s\n$")
 iris_cli_test(runner_repeat_bad EXIT 2 ARGS test --repeat 0 ${r}/all_pass.lua STDERR "--repeat takes a whole number of runs, 1 or more, got '0'")
 iris_cli_test(runner_junit EXIT 1 MAX_SECONDS 30
-  COMMAND sh ${r}/junit.sh $<TARGET_FILE:iris-lua> ${CMAKE_CURRENT_BINARY_DIR}/runner_junit.xml ${r}/mixed.lua
+  COMMAND sh ${r}/report.sh $<TARGET_FILE:iris-lua> --junit ${CMAKE_CURRENT_BINARY_DIR}/runner_junit.xml ${r}/mixed.lua
           ${r}/load_error.lua
   STDOUT "\n2 passed, 2 failed, 1 skipped in [0-9.]+ s\n--- [^\n]*runner_junit.xml ---
 <\\?xml version=\"1.0\" encoding=\"UTF-8\"\\?>

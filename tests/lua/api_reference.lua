@@ -143,7 +143,7 @@ iris.test("help finds entries from functions, objects and names", function()
   end
   local text = reference.render("ctx:zeros")
   assert(text:find("^ctx:zeros%(shape %[, dtype%]%)\n"), text)
-  assert(text:find("\n    t = ctx:zeros", 1, true), text) -- the example, indented, without its fence
+  assert(text:find("\n    local t = ctx:zeros", 1, true), text) -- the example, indented, without its fence
   local key, near = reference.lookup("nothing at all")
   assert(key == nil and #near == 0)
 end)

@@ -1,7 +1,9 @@
 -- The examples of the reference pages compile as they are: every ```cpp block of docs/device-api.md
 -- and docs/lua-api.md (blocks marked `schematic` list declarations, not code) is compiled for every
 -- target (the cpu backend, and NVRTC and hiprtc where the suite cross-compiles), and every ```lua
--- block of docs/lua-api.md runs at every rank count of the suite (blocks marked `norun` are not run).
+-- block of docs/lua-api.md runs at every rank count of the suite (blocks marked `norun` are not run),
+-- each alone: in a global table of its own, as if copied into a file of its own (issue 27: examples
+-- that used `t` or `k` from an earlier block failed when copied).
 local docs = arg[0]:gsub("[^/]*$", "") .. "../../docs/"
 local ctx = iris.init {}
 
@@ -48,18 +50,22 @@ local function compiles(page)
   return count
 end
 
--- Every ```lua block runs, in order, as one session sharing its globals; errors name the page's lines.
+-- Every ```lua block runs alone, in order: each in a fresh global table (reads fall back to the
+-- process's globals, as a new script's would), so a block that uses a name an earlier one defined
+-- fails; errors name the page's lines. iris.init() in a block returns the process's context.
 local function runs(page)
-  local env = setmetatable({}, { __index = _G })
   local count = 0
   for _, block in ipairs(blocks(page)) do
     local info = words(block.info)
     if info.lua and not info.norun then
       local name = page:sub(1, 3) == "../" and page:sub(4) or ("docs/" .. page)
       local chunk = assert(loadstring(("\n"):rep(block.line - 1) .. block.text, "@" .. name))
+      local env = setmetatable({}, { __index = _G })
+      env._G = env
       setfenv(chunk, env)
       chunk()
       count = count + 1
+      collectgarbage() -- on every rank at the same point: the block's tensors go back together
     end
   end
   return count

@@ -41,6 +41,22 @@ iris.test("a heat map has one cell per matrix entry, empty ones marked, and esca
   fails(function() iris.plot.heatmap { panels = { { rows = 2, columns = 2 } } } end, "panel 1's value must be a function")
 end)
 
+-- Issue 27: a title longer than the picture is wide was cut at its right edge.
+iris.test("a long title is broken into lines inside the picture, never cut", function()
+  local title = "ctx.ccl.all_reduce against NCCL, 8 ranks, bfloat16 (cuda backend), with a title long enough "
+    .. "to run past the right edge of the picture"
+  local svg = iris.plot.lines { title = title, series = { { name = "a", points = { { 1, 1 }, { 2, 2 } } } } }
+  local width = tonumber(svg:match('<svg[^>]* width="(%d+)"'))
+  local words, lines = {}, 0
+  for x, text in svg:gmatch('<text x="([%d.]+)" y="[%d.]+" style="font%-size:15px;font%-weight:bold">([^<]*)</text>') do
+    lines = lines + 1
+    assert(tonumber(x) + 9 * #text <= width, ("title line '%s' at x %s runs past the width %d"):format(text, x, width))
+    for word in text:gmatch("%S+") do words[#words + 1] = word end
+  end
+  assert(lines >= 2, "the title is broken into lines")
+  assert(table.concat(words, " ") == title, "the lines hold the whole title")
+end)
+
 iris.test("a line plot has a point per measurement and a line per series", function()
   local svg = iris.plot.lines {
     title = "sweep", x_label = "bytes", y_label = "GB/s", x_scale = "log2", x_text = iris.plot.bytes_text,

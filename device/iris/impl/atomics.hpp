@@ -91,7 +91,7 @@ IRIS_DEVICE T cas_any(T* p, T cmp, T v, Semantic sem, Scope scope) {
 }  // namespace detail
 
 template <class T>
-IRIS_DEVICE T atomic_add(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
+IRIS_DEVICE T atomic_add(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
   static_assert(detail::atomic_int<T>::value || detail::is_float32_64<T>::value || detail::is_float16<T>::value,
                 "iris::atomic_add takes " IRIS_ATOMIC_TYPES_ARITH ", iris::half or iris::bfloat16");
   T* q = translate(p, from_rank, to_rank, hb);
@@ -100,7 +100,7 @@ IRIS_DEVICE T atomic_add(T* p, T v, int from_rank, int to_rank, const uint64_t* 
 }
 
 template <class T>
-IRIS_DEVICE T atomic_sub(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
+IRIS_DEVICE T atomic_sub(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
   static_assert(detail::atomic_int<T>::value || detail::is_float32_64<T>::value || detail::is_float16<T>::value,
                 "iris::atomic_sub takes " IRIS_ATOMIC_TYPES_ARITH ", iris::half or iris::bfloat16");
   T* q = translate(p, from_rank, to_rank, hb);
@@ -117,7 +117,7 @@ IRIS_DEVICE T atomic_sub(T* p, T v, int from_rank, int to_rank, const uint64_t* 
 }
 
 template <class T>
-IRIS_DEVICE T atomic_xchg(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
+IRIS_DEVICE T atomic_xchg(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
   static_assert(detail::atomic_int<T>::value || detail::is_float32_64<T>::value,
                 "iris::atomic_xchg takes " IRIS_ATOMIC_TYPES_ARITH);
   T* q = translate(p, from_rank, to_rank, hb);
@@ -126,7 +126,7 @@ IRIS_DEVICE T atomic_xchg(T* p, T v, int from_rank, int to_rank, const uint64_t*
 }
 
 template <class T>
-IRIS_DEVICE T atomic_cas(T* p, T cmp, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem,
+IRIS_DEVICE T atomic_cas(T* p, value_of<T> cmp, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem,
                          Scope scope) {
   static_assert(detail::atomic_int<T>::value || detail::is_float32_64<T>::value,
                 "iris::atomic_cas takes " IRIS_ATOMIC_TYPES_ARITH);
@@ -136,7 +136,7 @@ IRIS_DEVICE T atomic_cas(T* p, T cmp, T v, int from_rank, int to_rank, const uin
 }
 
 template <class T>
-IRIS_DEVICE T atomic_min(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
+IRIS_DEVICE T atomic_min(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
   static_assert(detail::atomic_int<T>::value || detail::is_float32_64<T>::value,
                 "iris::atomic_min takes " IRIS_ATOMIC_TYPES_ARITH);
   T* q = translate(p, from_rank, to_rank, hb);
@@ -145,7 +145,7 @@ IRIS_DEVICE T atomic_min(T* p, T v, int from_rank, int to_rank, const uint64_t* 
 }
 
 template <class T>
-IRIS_DEVICE T atomic_max(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
+IRIS_DEVICE T atomic_max(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) {
   static_assert(detail::atomic_int<T>::value || detail::is_float32_64<T>::value,
                 "iris::atomic_max takes " IRIS_ATOMIC_TYPES_ARITH);
   T* q = translate(p, from_rank, to_rank, hb);
@@ -155,7 +155,7 @@ IRIS_DEVICE T atomic_max(T* p, T v, int from_rank, int to_rank, const uint64_t* 
 
 #define IRIS_DEFINE_BITWISE_ATOMIC(name, primitive, proxy_op)                                               \
   template <class T>                                                                                        \
-  IRIS_DEVICE T name(T* p, T v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) { \
+  IRIS_DEVICE T name(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb, Semantic sem, Scope scope) { \
     static_assert(detail::atomic_int<T>::value, "iris::" #name " takes " IRIS_ATOMIC_TYPES_INT);             \
     typedef typename detail::uint_of_size<sizeof(T)>::type U;                                               \
     T* target = translate(p, from_rank, to_rank, hb);                                                       \

@@ -176,14 +176,21 @@ __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const
   text.put(")");
 }
 
-// A report of the call protocol (detail::report_and_trap): `write` words the message. `waited_ns`: how
-// long a wait that gave up waited (0 for a disagreement), which tells the host that a rank did not come
-// (it then has every rank say where it is: comm::hang::report_now).
+// A report of the call protocol (detail::report_and_trap): `write` words the message. The calls' numbers
+// go in the mailbox's number fields as well (last_value: this rank's call, expected: the other rank's, 0
+// when unknown; address: the other rank), so that the host names the script line of its call
+// (iris_collective_report). `waited_ns`: how long a wait that gave up waited (0 for a disagreement),
+// which tells the host that a rank did not come (it then has every rank say where it is:
+// comm::hang::report_now).
 template <class Write>
-[[noreturn]] IRIS_DEVICE void report(Write write, unsigned long long waited_ns = 0) {
+[[noreturn]] IRIS_DEVICE void report(uint64_t my_call, uint64_t their_call, int peer, Write write,
+                                     unsigned long long waited_ns = 0) {
   ::iris::detail::report_and_trap("ctx.ccl/ctx.ops: the ranks disagree about a collective call",
                                   [&](abi::DeviceMailbox& box) {
                                     box.waited_seconds = static_cast<double>(waited_ns) * 1e-9;
+                                    box.last_value = static_cast<int64_t>(my_call);
+                                    box.expected = static_cast<int64_t>(their_call);
+                                    box.address = static_cast<uint64_t>(peer);
                                     Text{box.what, 0, static_cast<int>(sizeof box.what)}.put("ctx.ccl or ctx.ops");
                                     Text text{box.message, 0, static_cast<int>(sizeof box.message)};
                                     write(text);
@@ -210,7 +217,7 @@ IRIS_DEVICE uint64_t call_hash(const CallDescriptor& d) {
 // Out of line, like the other reports: they are rare, and long.
 [[noreturn]] __device__ __noinline__ void report_mismatch(int me, const CallDescriptor& mine, int peer,
                                               const CallDescriptor& theirs) {
-  report([&](Text& text) {
+  report(mine.seq, theirs.seq, peer, [&](Text& text) {
     const int mine_collective = mine.kind & 0xff, their_collective = theirs.kind & 0xff;
     const bool same_collective = mine_collective == their_collective;
     // The lower rank first, whichever of the two found out.
@@ -364,6 +371,7 @@ struct Call {
                                                   unsigned long long waited_ns) const {
     const int me = team.rank();
     report(
+        seq, 0, q,
         [&](Text& text) {
           text.put(name);
           text.put(" on rank ");
@@ -422,7 +430,7 @@ struct Call {
   [[noreturn]] __device__ __noinline__ void report_absent(int q, uint64_t made, uint64_t epoch,
                                               unsigned long long waited_ns) const {
     const int me = team.rank();
-    report([&](Text& text) {
+    report(seq, 0, q, [&](Text& text) {
       text.put(name);
       text.put(" on rank ");
       text.put(me);

@@ -16,7 +16,7 @@ IRIS_DEVICE T Context::load(const T* p, int from_rank) const {
   return ::iris::load(p, rank, from_rank, heap_bases);
 }
 template <class T>
-IRIS_DEVICE void Context::store(T* p, T v, int to_rank) const {
+IRIS_DEVICE void Context::store(T* p, value_of<T> v, int to_rank) const {
   ::iris::store(p, v, rank, to_rank, heap_bases);
 }
 template <class T>
@@ -34,7 +34,7 @@ IRIS_DEVICE void Context::copy(const T* src, T* dst, int from_rank, int to_rank)
 
 #define IRIS_CONTEXT_ATOMIC(name)                                                        \
   template <class T>                                                                     \
-  IRIS_DEVICE T Context::name(T* p, T v, int to_rank, Semantic sem, Scope scope) const { \
+  IRIS_DEVICE T Context::name(T* p, value_of<T> v, int to_rank, Semantic sem, Scope scope) const { \
     return ::iris::name(p, v, rank, to_rank, heap_bases, sem, scope);                    \
   }
 IRIS_CONTEXT_ATOMIC(atomic_add)
@@ -48,20 +48,20 @@ IRIS_CONTEXT_ATOMIC(atomic_max)
 #undef IRIS_CONTEXT_ATOMIC
 
 template <class T>
-IRIS_DEVICE T Context::atomic_cas(T* p, T cmp, T v, int to_rank, Semantic sem, Scope scope) const {
+IRIS_DEVICE T Context::atomic_cas(T* p, value_of<T> cmp, value_of<T> v, int to_rank, Semantic sem, Scope scope) const {
   return ::iris::atomic_cas(p, cmp, v, rank, to_rank, heap_bases, sem, scope);
 }
 
 template <class T>
-IRIS_DEVICE void Context::signal_set(T* p, T v, int to_rank) const {
+IRIS_DEVICE void Context::signal_set(T* p, value_of<T> v, int to_rank) const {
   ::iris::signal_set(p, v, rank, to_rank, heap_bases);
 }
 template <class T>
-IRIS_DEVICE T Context::signal_add(T* p, T v, int to_rank) const {
+IRIS_DEVICE T Context::signal_add(T* p, value_of<T> v, int to_rank) const {
   return ::iris::signal_add(p, v, rank, to_rank, heap_bases);
 }
 template <class T>
-IRIS_DEVICE T Context::wait_until(const T* p, Cmp cmp, T value, Semantic sem, Scope scope, const char* file,
+IRIS_DEVICE T Context::wait_until(const T* p, Cmp cmp, value_of<T> value, Semantic sem, Scope scope, const char* file,
                                   int line) const {
   return ::iris::wait_until(p, cmp, value, sem, scope, file, line);
 }

@@ -33,7 +33,7 @@ IRIS_DEVICE T load(const T* p, int to_rank, int from_rank, const uint64_t* hb) {
 }
 
 template <class T>
-IRIS_DEVICE void store(T* p, T v, int from_rank, int to_rank, const uint64_t* hb) {
+IRIS_DEVICE void store(T* p, value_of<T> v, int from_rank, int to_rank, const uint64_t* hb) {
   detail::store_any(translate(p, from_rank, to_rank, hb), v, from_rank != to_rank);
 }
 

@@ -12,6 +12,7 @@ local trace = require "iris.trace"
 local codes = require "iris.codes"
 local graph = require "iris.graph"
 local dtypes = require "iris.dtypes"
+local collective_calls = require "iris.collective_calls"
 local C = ffi.C
 
 local M = {}
@@ -385,6 +386,12 @@ end
 -- The staging's figures ({bytes, slot_bytes, words}), nil when the heap has none.
 function M.staging(ctx) return stagings[ctx] end
 
+-- A device fault that is the call protocol's report names this rank's call and its script line.
+errors.on_device_fault(function()
+  local ctx = require("iris.context").current()
+  return collective_calls.explain(ctx and call_counts[ctx])
+end)
+
 function M.new(ctx)
   local state = M.calls(ctx)
   local ccl = {}
@@ -561,6 +568,7 @@ function M.new(ctx)
       noting.k, noting.cfg, noting.n, noting.args = k, cfg, select("#", ...), { ... }
       memo[noting.collective], noting = noting, nil
     end
+    collective_calls.record(state, k)
   end
 
   -- out[i] = op over the group of inp[i].

@@ -109,6 +109,13 @@ end
 -- The context, once iris.init made it (else nil): for help() and the reference's checks.
 function M.current() return the_context end
 
+-- The end of a script (the host calls it): waits for this rank's device work through the Lua side, so
+-- that a fault found only now (a collective mismatch of the last calls) is worded and placed like one
+-- found by a call of the script (errors.check), instead of bare at the end of the job.
+function M.synchronize_at_end()
+  if the_context then errors.check_waiting(C.iris_synchronize) end
+end
+
 -- iris.manual_seed(seed [, {shared = true}]): ctx:manual_seed on the context, also before iris.init
 -- (the seed is checked now and set when the context is made).
 local pending_seed -- { _seed, _seed_shared, _draws } set before iris.init

@@ -29,6 +29,7 @@ end
 local host = package.loaded["iris.host"]
 
 local function is_iris_frame(info) return info.what == "C" or host.is_iris_chunk(info.source) end
+M.is_iris_frame = is_iris_frame -- (debug.getinfo's "S" fields: whether a frame is iris's own or C)
 
 -- debug.getinfo(level, "Sl") of the innermost user frame, or nil when there is none.
 function M.user_frame()
@@ -82,25 +83,41 @@ local mismatch_op, mismatch_peer, mismatch_peer_op = ffi.new("const char*[1]"), 
 -- fails with the same report. Raised as it is, at the later call's line, it read as that call's own
 -- fault (a correct all_reduce "reported" the mismatch of one that came before and was caught): the
 -- first one's report and line are kept, and a repeat says what it is.
-local first_fault = nil -- { report = the C side's message, where = "script.lua:4" }
+local first_fault = nil -- { raw = the C side's message, report = as raised, where = "script.lua:4" }
 
-local function device_fault_text(text, where)
+-- `raw`: the C side's message; `shown`: the message as raised (an explainer may word it better).
+local function device_fault_text(raw, shown, where)
   if first_fault == nil then
-    first_fault = { report = text, where = where ~= "" and where:gsub(": $", "") or "an earlier call" }
-    return text
+    first_fault = { raw = raw, report = shown, where = where ~= "" and where:gsub(": $", "") or "an earlier call" }
+    return shown
   end
-  if text ~= first_fault.report then return text end
+  if raw ~= first_fault.raw then return shown end
   return ("the device faulted before, at %s, and runs nothing after a fault (a device fault cannot be caught and "
-    .. "continued from: the job must end); that fault: %s"):format(first_fault.where, text)
+    .. "continued from: the job must end); that fault: %s"):format(first_fault.where, first_fault.report)
 end
 
 -- Raises the C API's last error at the user's line when `status` is not 0; returns nothing. A
 -- collective mismatch's facts are remembered with it (M.divergence).
+-- Functions that may word a device fault better (iris.ccl's: the collectives' reports): each returns a
+-- message to raise instead of the C API's and the position to put before it, or nil.
+local fault_explainers = {}
+function M.on_device_fault(explain) fault_explainers[#fault_explainers + 1] = explain end
+
 function M.check(status)
   if status == 0 then return end
   local where = M.where()
   local text = ffi.string(C.iris_last_error())
-  if ffi.string(C.iris_last_error_kind()) == "device_fault" then text = device_fault_text(text, where) end
+  if ffi.string(C.iris_last_error_kind()) == "device_fault" then
+    local raw = text
+    for _, explain in ipairs(fault_explainers) do
+      local better, position = explain()
+      if better then
+        text, where = better, position or where
+        break
+      end
+    end
+    text = device_fault_text(raw, text, where)
+  end
   local message = where .. text
   local divergence = nil
   if C.iris_last_divergence(mismatch_op, mismatch_peer, mismatch_peer_op) == 1 then

@@ -13,17 +13,19 @@ local function key_of(name)
 end
 M.key_of = key_of
 
-local entries, order -- key -> { title, level, text }; keys in page order
+local entries, order -- key -> { title, level, text, section }; keys in page order
 
 local function parse()
   if entries then return end
   entries, order = {}, {}
   local text = require("iris.reference_text")["lua-api.md"]
-  local current
+  local current, section
   for line in (text .. "\n"):gmatch("([^\n]*)\n") do
     local hashes, heading = line:match("^(##+)%s+(.*)$")
+    if hashes and #hashes == 2 then section = nil end
     if hashes and heading:find("`", 1, true) then
-      current = { title = heading:gsub("`", ""), level = #hashes, lines = {} }
+      current = { title = heading:gsub("`", ""), level = #hashes, lines = {}, section = section }
+      if #hashes == 2 then section = current end
       for name in heading:gmatch("`([^`]+)`") do
         local key = key_of(name)
         if entries[key] == nil then
@@ -55,9 +57,12 @@ function M.keys()
   return order
 end
 
--- What help shows for an object that is no function: its section.
+-- What help shows for an object that is no function: its section, or its entry.
 local function object_key(v)
   if v == iris then return "iris" end
+  for _, sub in ipairs { "trace", "plot", "options" } do
+    if v == iris[sub] then return "iris." .. sub end
+  end
   local tensor = package.loaded["iris.tensor"]
   if tensor and tensor.is_tensor(v) then return "t" end
   local mt = getmetatable(v)
@@ -66,6 +71,9 @@ local function object_key(v)
   if kernel and mt == kernel.module_mt then return "mod" end
   local context = package.loaded["iris.context"]
   if context and mt == context.Context then return "ctx" end
+  local ctx = context and context.current()
+  if ctx and v == ctx.ccl then return "ctx.ccl" end
+  if ctx and v == ctx.ops then return "ctx.ops" end
   local progress = package.loaded["iris.progress"]
   if progress and mt == progress.Progress then return "iris.progress" end
   local graph = package.loaded["iris.graph"]
@@ -114,8 +122,38 @@ function M.lookup(x)
   return nil, matches
 end
 
+-- The names an entry holds: a section's (## `ctx`: every entry under it), or a table's (### `iris.trace`:
+-- the entries named iris.trace.x). Keys, in the page's order.
+function M.members(key)
+  parse()
+  local entry, names = entries[key], {}
+  for _, k in ipairs(order) do
+    local other = entries[k]
+    local in_section = entry.level == 2 and other.section == entry and other ~= entry
+    local prefixed = k ~= key and (k:sub(1, #key + 1) == key .. "." or k:sub(1, #key + 1) == key .. ":")
+    if (in_section or prefixed) and names[#names] ~= k then names[#names + 1] = k end
+  end
+  return names
+end
+
+-- `names` joined with ", " in lines of at most `width` characters, each line indented by two spaces.
+local function name_lines(names, width)
+  local lines, line = {}, ""
+  for i, name in ipairs(names) do
+    local word = name .. (i < #names and "," or "")
+    if line ~= "" and #line + 1 + #word > width then
+      lines[#lines + 1] = "  " .. line
+      line = word
+    else
+      line = line == "" and word or (line .. " " .. word)
+    end
+  end
+  if line ~= "" then lines[#lines + 1] = "  " .. line end
+  return table.concat(lines, "\n")
+end
+
 -- The entry as plain text for a terminal: its title, then its text with the code fences dropped and
--- the code indented.
+-- the code indented; a section or a table of functions then lists the names it holds.
 function M.render(key)
   local entry = M.entry(key)
   local out, in_code = { entry.title, "" }, false
@@ -126,7 +164,28 @@ function M.render(key)
       out[#out + 1] = in_code and ("    " .. line) or line
     end
   end
+  local names = M.members(key)
+  if #names > 0 then
+    out[#out + 1] = ""
+    out[#out + 1] = ("%d names here (help(\"name\") prints one):"):format(#names)
+    out[#out + 1] = name_lines(names, 96)
+  end
   return table.concat(out, "\n")
+end
+
+-- What help adds for the object itself: a module's kernels with their parameters, a kernel's own
+-- signature.
+local function about_object(x)
+  local kernel = package.loaded["iris.kernel"]
+  local mt = getmetatable(x)
+  if not kernel or (mt ~= kernel.module_mt and mt ~= kernel.Kernel) then return nil end
+  if mt == kernel.Kernel then return ("this kernel: %s"):format(tostring(x):gsub("^iris kernel ", "")) end
+  local ffi = require "ffi"
+  local lines = { ("this module (%s): its kernels"):format(rawget(x, "_origin")) }
+  for line in ffi.string(ffi.C.iris_program_signatures(rawget(x, "_program"))):gmatch("[^\n]+") do
+    lines[#lines + 1] = "  " .. line
+  end
+  return table.concat(lines, "\n")
 end
 
 local HELP = [[
@@ -144,6 +203,8 @@ function M.help(x)
     local key, near = M.lookup(x)
     if key then
       text = M.render(key)
+      local about = about_object(x)
+      if about then text = text .. "\n\n" .. about end
     elseif near and #near > 0 then
       text = ("%s is in several entries: %s"):format(tostring(x), table.concat(near, ", "))
     else

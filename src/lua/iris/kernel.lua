@@ -157,8 +157,10 @@ end
 
 local function bad_argument(kernel, index, value)
   local p = kernel.params[index]
-  errors.raise("invalid_argument", "%s: argument %d '%s' (%s) expects %s, got %s", kernel.label, index, p.name, p.type,
-    expected(p), describe(value))
+  -- A nil is most often a misspelled or undefined variable: a global read that found nothing.
+  local hint = value == nil and " (an undefined variable? check its spelling)" or ""
+  errors.raise("invalid_argument", "%s: argument %d '%s' (%s) expects %s, got %s%s", kernel.label, index, p.name,
+    p.type, expected(p), describe(value), hint)
 end
 
 local function bad_count(kernel, count)
@@ -226,7 +228,8 @@ local function generate(kernel)
     names[i] = "a" .. i
     checks[i] = marshal_code(p, i)
     source[#source + 1] = ("local s%d = env.slots[%d]"):format(i, i)
-    if p.kind == PARAM_CONTEXT then source[#source + 1] = ("local last_ctx%d"):format(i) end
+    -- false, not nil: a nil argument (a misspelled `ctx`) must reach the check at the first launch too.
+    if p.kind == PARAM_CONTEXT then source[#source + 1] = ("local last_ctx%d = false"):format(i) end
   end
   local prologue = ("  local count = select('#', ...)\n  if count ~= %d then bad_count(kernel, count) end\n%s%s" ..
     "  local shared = read_config(kernel, cfg, dims)\n"):format(n,

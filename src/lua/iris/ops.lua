@@ -13,6 +13,7 @@ local kernel = require "iris.kernel"
 local ccl = require "iris.ccl"
 local codes = require "iris.codes"
 local graph = require "iris.graph"
+local collective_calls = require "iris.collective_calls"
 local C = ffi.C
 
 local M = {}
@@ -185,6 +186,7 @@ function M.new(ctx)
   local function launch(k, blocks, ...)
     k:launch({ grid = blocks, block = THREADS }, ...)
     calls.seq = calls.seq + 1
+    collective_calls.record(calls, k)
   end
 
 

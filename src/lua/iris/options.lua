@@ -36,7 +36,7 @@ M._option_keys = { "type", "gpu", "min", "max", "choices", "arg" }
 M._spec_keys = { "name", "about", "usage", "options", "positional" }
 
 local TYPES = { string = "TEXT", integer = "N", number = "X", bytes = "BYTES", boolean = "", file = "FILE",
-  choice = "NAME", list = "A,B,..." }
+  plot = "FILE", choice = "NAME", list = "A,B,..." }
 
 local function script_name() return ((arg and arg[0]) or "script.lua"):match("[^/]*$") end
 
@@ -82,7 +82,7 @@ local function declarations(list, what)
     if kind == "nil" then kind = "string" end
     if not TYPES[kind] then
       errors.raise("invalid_argument", "iris.options: option '%s' has type '%s' (types: string, integer, number, "
-        .. "bytes, boolean, file, choice)", entry[1], tostring(kind))
+        .. "bytes, boolean, file, plot, choice, list)", entry[1], tostring(kind))
     end
     out[#out + 1] = { name = entry[1], default = entry[2], help = entry[3] or "", gpu = entry.gpu, type = kind,
       min = entry.min, max = entry.max, choices = entry.choices, arg = entry.arg }
@@ -123,8 +123,11 @@ local function convert(o, text, flag)
       if name == text then return text end
     end
     option_error("%s '%s' is not one of %s", flag, tostring(text), table.concat(names, ", "))
-  elseif o.type == "file" and text == "" then
+  elseif (o.type == "file" or o.type == "plot") and text == "" then
     option_error("%s needs a file name", flag)
+  elseif o.type == "plot" then -- a picture iris.plot can write, known before anything is measured
+    local ok, why = require("iris.plot").can_save(text)
+    if not ok then option_error("%s %s: %s", flag, text, why) end
   elseif o.type == "list" then -- comma-separated words, each one of `choices` when there are any
     if type(text) == "table" then return text end
     local items = {}
@@ -284,41 +287,94 @@ local function write_file(path, text, what)
   file:close()
 end
 
+-- The options as the JSON report records them: everything but csv and json; a list as it was written.
+local function recorded_options(opts)
+  local options = {}
+  for key, value in pairs(opts) do
+    if type(key) == "string" and key ~= "csv" and key ~= "json" then
+      if type(value) ~= "table" then
+        options[key] = value
+      elseif type(value[1]) == "string" then
+        options[key] = table.concat(value, ",") -- a list option, as it was written
+      end
+    end
+  end
+  return options
+end
+
+local Writer = {}
+Writer.__index = Writer
+
+-- iris.options.writer(opts [, {columns = {...}, setting = {...}}]): writes results into opts.csv and
+-- opts.json as they are measured (rank 0; nothing on the others, or when neither was asked for), so that
+-- a run stopped early leaves what it measured: w:add(row) appends a CSV line (the header before the
+-- first) and rewrites the JSON file whole; w:finish() says where the rows went. Without `columns`, the
+-- first row's keys, sorted, are the CSV's columns.
+function M.writer(opts, extra)
+  extra = extra or {}
+  errors.check_keys(extra, { "columns", "setting" }, "iris.options.writer")
+  local active = C.iris_rank() == 0 and (opts.csv or opts.json) and true or false
+  local w = setmetatable({ opts = opts, columns = extra.columns, setting = extra.setting or {}, rows = {},
+    active = active }, Writer)
+  if active and opts.csv then
+    local file, problem = io.open(opts.csv, "w")
+    if not file then errors.raise("invalid_argument", "--csv: cannot write %s", problem) end
+    w.csv = file
+  end
+  return w
+end
+
+function Writer:add(row)
+  self.rows[#self.rows + 1] = row
+  if not self.active then return end
+  if self.csv then
+    if not self.header then
+      self.columns = columns_of({ row }, self.columns)
+      self.csv:write(table.concat(self.columns, ","), "\n")
+      self.header = true
+    end
+    local fields = {}
+    for k, name in ipairs(self.columns) do fields[k] = csv_field(row[name]) end
+    self.csv:write(table.concat(fields, ","), "\n")
+    self.csv:flush()
+  end
+  if self.opts.json then
+    local document = { script = self.opts.name, options = recorded_options(self.opts), setting = self.setting,
+      rows = json.array({ unpack(self.rows) }) }
+    write_file(self.opts.json, json.encode(document) .. "\n", "--json")
+  end
+end
+
+function Writer:finish()
+  if not self.active then return end
+  local count = #self.rows
+  if self.csv then
+    if not self.header then self.csv:write(table.concat(columns_of({}, self.columns), ","), "\n") end
+    self.csv:close()
+    self.csv = nil
+    print(("results: %d row%s written to %s"):format(count, count == 1 and "" or "s", self.opts.csv))
+  end
+  if self.opts.json then
+    if count == 0 then
+      write_file(self.opts.json, json.encode({ script = self.opts.name, options = recorded_options(self.opts),
+        setting = self.setting, rows = json.array() }) .. "\n", "--json")
+    end
+    print(("results: %d row%s written to %s"):format(count, count == 1 and "" or "s", self.opts.json))
+  end
+end
+
 -- iris.options.write(opts, rows [, {columns = {...}, setting = {...}}]): the results, a list of flat
 -- tables (one per measurement), into opts.csv (a header, then a line per row) and opts.json
 -- ({"script", "options", "setting", "rows"}), when the command line asked for them; on rank 0, which
--- says where they went. `setting`: what else describes the run (ranks, backend, device).
+-- says where they went. `setting`: what else describes the run (ranks, backend, device). All at once:
+-- iris.options.writer writes them as they come.
 function M.write(opts, rows, extra)
   if C.iris_rank() ~= 0 or (not opts.csv and not opts.json) then return end
   extra = extra or {}
   errors.check_keys(extra, { "columns", "setting" }, "iris.options.write")
-  local columns = columns_of(rows, extra.columns)
-  if opts.csv then
-    local lines = { table.concat(columns, ",") }
-    for _, row in ipairs(rows) do
-      local fields = {}
-      for k, name in ipairs(columns) do fields[k] = csv_field(row[name]) end
-      lines[#lines + 1] = table.concat(fields, ",")
-    end
-    write_file(opts.csv, table.concat(lines, "\n") .. "\n", "--csv")
-    print(("results: %d row%s written to %s"):format(#rows, #rows == 1 and "" or "s", opts.csv))
-  end
-  if opts.json then
-    local options = {}
-    for key, value in pairs(opts) do
-      if type(key) == "string" and key ~= "csv" and key ~= "json" then
-        if type(value) ~= "table" then
-          options[key] = value
-        elseif type(value[1]) == "string" then
-          options[key] = table.concat(value, ",") -- a list option, as it was written
-        end
-      end
-    end
-    local document = { script = opts.name, options = options, setting = extra.setting or {},
-      rows = json.array({ unpack(rows) }) }
-    write_file(opts.json, json.encode(document) .. "\n", "--json")
-    print(("results: %d row%s written to %s"):format(#rows, #rows == 1 and "" or "s", opts.json))
-  end
+  local w = M.writer(opts, { columns = columns_of(rows, extra.columns), setting = extra.setting })
+  for _, row in ipairs(rows) do w:add(row) end
+  w:finish()
 end
 
 return M

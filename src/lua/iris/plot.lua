@@ -253,6 +253,13 @@ function M.lines(spec)
   if xhi == xlo then xlo, xhi = xlo - 1, xhi + 1 end
   local width, height = spec.width or 760, spec.height or 460
   local left, right, top, bottom = 70, 190, 44, 56
+  -- The title is never cut at the picture's edge: one that does not fit beside the axis starts at the
+  -- left edge, broken into lines (bold 15 px: about 9 px a character), and the chart moves down for them.
+  local title_x, title_lines = left, spec.title and { spec.title } or {}
+  if spec.title and #spec.title * 9 > width - left - 10 then
+    title_x, title_lines = 12, wrap(spec.title, math.floor((width - 24) / 9))
+    top, height = top + 18 * (#title_lines - 1), height + 18 * (#title_lines - 1)
+  end
   local pw, ph = width - left - right, height - top - bottom
   local yticks, ystep = ticks(0, yhi > 0 and yhi * 1.05 or 1, 6)
   if yticks[#yticks] < yhi then yticks[#yticks + 1] = yticks[#yticks] + ystep end
@@ -260,7 +267,7 @@ function M.lines(spec)
   local function sx(x) return left + (x - xlo) / (xhi - xlo) * pw end
   local function sy(y) return top + ph - y / ytop * ph end
   local svg = new_svg(width, height)
-  if spec.title then svg:text(left, 24, spec.title, 'style="font-size:15px;font-weight:bold"') end
+  for k, line in ipairs(title_lines) do svg:text(title_x, 6 + 18 * k, line, 'style="font-size:15px;font-weight:bold"') end
   svg:add('<rect x="%d" y="%d" width="%d" height="%d" fill="none" stroke="#888888"/>', left, top, pw, ph)
   for _, y in ipairs(yticks) do
     if y <= ytop then
@@ -324,6 +331,30 @@ local function command_exists(name)
   return ok == true or ok == 0
 end
 
+-- The command that converts the SVG file `svg_file` into the PNG `file` (rsvg-convert, else
+-- ImageMagick's convert), or nil where neither is installed.
+local function png_command(file, svg_file)
+  if command_exists("rsvg-convert") then
+    return ("rsvg-convert -o %s %s"):format(shell_quote(file), shell_quote(svg_file))
+  end
+  -- ImageMagick's convert, not another program of that name.
+  local probe = io.popen("convert -version 2>/dev/null")
+  local version = probe and probe:read("*a") or ""
+  if probe then probe:close() end
+  if version:find("ImageMagick", 1, true) then return ("convert %s %s"):format(shell_quote(svg_file), shell_quote(file)) end
+  return nil
+end
+
+local NO_CONVERTER = "a PNG needs rsvg-convert (Debian: librsvg2-bin) or ImageMagick; write .svg instead"
+
+-- Whether iris.plot.save can write `file`: true, or false and why (a .png without a converter). Scripts
+-- ask before they measure (an option of type "plot" does), so a long run never ends without its picture.
+function M.can_save(file)
+  if type(file) ~= "string" or file == "" then return false, "a plot needs a file name" end
+  if file:lower():match("%.png$") and not png_command(file, file .. ".svg") then return false, NO_CONVERTER end
+  return true
+end
+
 -- Writes `svg` to `file`; a file ending in .png is converted (rsvg-convert, else ImageMagick), and is
 -- an error naming what to install where neither is.
 function M.save(file, svg)
@@ -336,20 +367,10 @@ function M.save(file, svg)
   out:write(svg)
   out:close()
   if not png then return file end
-  local command
-  if command_exists("rsvg-convert") then
-    command = ("rsvg-convert -o %s %s"):format(shell_quote(file), shell_quote(target))
-  else
-    -- ImageMagick's convert, not another program of that name.
-    local probe = io.popen("convert -version 2>/dev/null")
-    local version = probe and probe:read("*a") or ""
-    if probe then probe:close() end
-    if version:find("ImageMagick", 1, true) then command = ("convert %s %s"):format(shell_quote(target), shell_quote(file)) end
-  end
+  local command = png_command(file, target)
   if not command then
     os.remove(target)
-    errors.raise("environment", "cannot write %s: a PNG needs rsvg-convert (Debian: librsvg2-bin) or ImageMagick; "
-      .. "write .svg instead", file)
+    errors.raise("environment", "cannot write %s: %s", file, NO_CONVERTER)
   end
   local ok = os.execute(command .. " >/dev/null 2>&1")
   os.remove(target)
@@ -359,6 +380,6 @@ end
 
 -- iris.plot (iris.lua attaches it, with iris.timeline's render as iris.plot.timeline: that module
 -- draws with this one's pieces, so this one does not require it).
-M.public = { heatmap = M.heatmap, lines = M.lines, save = M.save, bytes_text = M.bytes_text }
+M.public = { heatmap = M.heatmap, lines = M.lines, save = M.save, can_save = M.can_save, bytes_text = M.bytes_text }
 
 return M

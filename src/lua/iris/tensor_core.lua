@@ -164,6 +164,7 @@ M.shape_text = shape_text
 
 local State = {} -- the metatable of every state: its __index (state_index) is set below
 local tensor_newindex, tensor_len, tensor_text, no_arithmetic -- the metamethods, defined below
+local shape_field -- t.shape, defined with t:shape()
 
 local function make(dt, dims, strides, numel, offset, ptr, alloc)
   local state = setmetatable({
@@ -368,6 +369,7 @@ function State.__index(t, key)
     if t._alloc[1] ~= 0 then freed_error(t, "t[i]") end
     return read_element(t, element_offset(t, "t[i]", 1, key))
   end
+  if key == "shape" then return shape_field(t) end
   local method = Tensor[key]
   if method ~= nil then return method end
   if kind == "number" then
@@ -441,6 +443,19 @@ function Tensor:shape()
   local out = {}
   for d = 1, self._ndim do out[d] = self._shape[d] end
   return out
+end
+
+-- t.shape, a field as in Torch: the sizes ({2, 3}: t.shape[1], #t.shape), which can also be called, so
+-- that t:shape() (t.shape(t)) keeps returning a plain table.
+local Shape = {
+  __call = function(_, t) return Tensor.shape(t) end,
+  __tostring = function(sizes) return shape_text(sizes) end,
+}
+function shape_field(state) -- (State.__index's `t` is the state, which holds the sizes)
+  if state._alloc[1] ~= 0 then freed_error(state, "t.shape") end
+  local sizes = {}
+  for d = 1, state._ndim do sizes[d] = state._shape[d] end
+  return setmetatable(sizes, Shape)
 end
 
 -- A dimension argument: 1-based, or negative from the last (-1). Returns it 1-based.

@@ -21,13 +21,21 @@ local STUCK_GRACE = 5
 
 local USAGE = [[
 usage: iris-lua test [options] [files or dirs...]
-  files or dirs      test files; a directory means every *.lua file under it (recursive, sorted)
+  files or dirs      test files; a directory means every *.lua file under it that declares cases
+                     (recursive, sorted; a file there without iris.test cases, such as a module the
+                     tests require, is loaded but not a test); a file named here without cases is
+                     one case
   --filter PATTERN   run only the cases whose "file: name" contains PATTERN, as plain text or as a
                      Lua pattern (may be repeated: a case runs if any filter selects it)
+  --exclude PATTERN  leave out the files and cases whose path or "file: name" contains PATTERN (plain
+                     text or a Lua pattern; may be repeated; wins over --filter)
   --list             print the cases that would run, one "file: name" a line, and run none
   --fail-fast        stop after the first case that fails
   --repeat N         run each case N times in a row (default 1), to catch a case that fails sometimes
   --junit FILE       also write the results as JUnit XML to FILE (rank 0)
+  --tap FILE         also write the results as TAP (version 13) to FILE (rank 0)
+  --no-capture       let the cases' standard output through as it comes (by default each rank's is
+                     kept and shown, with its rank, when the case fails)
   --timeout SECONDS  stop a case (or a file's top-level code) that runs longer, on any rank, and
                      report where it was (default 60; 0 for none)
   -h, --help         print this help
@@ -35,7 +43,8 @@ A run in which no case matched fails (exit 1): a filter or path with a typo does
 ]]
 
 -- The options `iris-lua test` takes, for the reference's coverage check (docs/lua-api.md).
-M.OPTIONS = { "--filter", "--list", "--fail-fast", "--repeat", "--junit", "--timeout", "--help" }
+M.OPTIONS = { "--filter", "--exclude", "--list", "--fail-fast", "--repeat", "--junit", "--tap", "--no-capture",
+  "--timeout", "--help" }
 
 -- What is running on this rank: nil (a plain script), the file being loaded by the runner
 -- ({ phase = "loading", cases = {...} }) or a case ({ phase = "case", label = ... }).
@@ -100,9 +109,18 @@ local function guarded(fn, armed, label)
   return ok, err, fired
 end
 
+-- What a case printed on this rank (its standard output, kept while it ran: iris_testing_begin_capture).
+local captured_text, captured_bytes = ffi.new("const char*[1]"), ffi.new("size_t[1]")
+local function end_capture()
+  if C.iris_testing_end_capture(captured_text, captured_bytes) ~= 0 then return "" end
+  return ffi.string(captured_text[0], captured_bytes[0])
+end
+
 -- Runs `fn` protected, stopped after `timeout` seconds (0: never). Returns this rank's result:
--- { status = "pass" | "fail" | "skip", message, kind, traceback, ms }.
-local function run_case(fn, timeout, label)
+-- { status = "pass" | "fail" | "skip", message, kind, traceback, ms, output }. With `capture`, what it
+-- writes to standard output is kept in `output` instead of printed.
+local function run_case(fn, timeout, label, capture)
+  if capture then errors.check(C.iris_testing_begin_capture()) end
   local armed = timeout > 0
   local timeout_message = "test timed out after " .. seconds_text(timeout)
   timed_out_text = armed and timeout_message or nil
@@ -121,7 +139,7 @@ local function run_case(fn, timeout, label)
     ok, err, fired = false, { message = tostring(ok) }, true
     C.iris_testing_disarm_timeout()
   end
-  local result = { ms = (C.iris_wall_time() - started) * 1000 }
+  local result = { ms = (C.iris_wall_time() - started) * 1000, output = capture and end_capture() or nil }
   if ok then
     result.status = "pass"
   elseif getmetatable(err) == Skip then
@@ -145,7 +163,7 @@ end
 
 -- The fields a rank sends after each step (absent ones travel as ""); a collective mismatch's facts
 -- (errors.divergence) travel as the last four.
-local FIELDS = { "id", "status", "ms", "kind", "message", "traceback", "extra",
+local FIELDS = { "id", "status", "ms", "kind", "message", "traceback", "extra", "output",
                  "in_op", "peer", "peer_op", "where" }
 
 -- Length-prefixed fields, so messages may hold any byte.
@@ -215,12 +233,13 @@ local function agree(id, result, extra, extra_problem)
   local d = result.divergence or {}
   local all = exchange { id = id, status = result.status, ms = result.ms, kind = result.kind,
                          message = result.message, traceback = result.traceback, extra = extra,
-                         in_op = d.op, peer = d.peer, peer_op = d.peer_op, where = d.where }
-  local outcome = { status = "pass", ms = 0, failures = {} }
+                         output = result.output, in_op = d.op, peer = d.peer, peer_op = d.peer_op, where = d.where }
+  local outcome = { status = "pass", ms = 0, failures = {}, outputs = {} }
   local extras = {}
   for r, theirs in ipairs(all) do
     extras[r] = theirs.extra or ""
     outcome.ms = math.max(outcome.ms, tonumber(theirs.ms) or 0)
+    if theirs.output then outcome.outputs[#outcome.outputs + 1] = { rank = r - 1, text = theirs.output } end
     if theirs.id ~= id then
       theirs = { status = "fail", kind = "divergence", message = ("ranks are out of step: rank %d is at '%s' while "
         .. "rank %d is at '%s'"):format(r - 1, tostring(theirs.id), rank(), id) }
@@ -247,10 +266,37 @@ local function agree(id, result, extra, extra_problem)
   return outcome
 end
 
+-- A case's own failure, or an after_each hook's when the case passed (a case that failed keeps its
+-- message, and says the hook failed too).
+local function after_hooks(result, after, timeout, label)
+  for _, hook in ipairs(after) do
+    local hooked = run_case(hook, timeout, label .. " (after_each)")
+    if hooked.status == "fail" then
+      if result.status ~= "fail" then
+        hooked.ms, hooked.output = result.ms + hooked.ms, result.output
+        hooked.message = "after_each: " .. hooked.message
+        return hooked
+      end
+      result.message = ("%s (and after_each failed: %s)"):format(result.message, hooked.message)
+    end
+  end
+  return result
+end
+
 -- Runs one case or step on every rank (run_case), then agrees on its outcome across the ranks.
-local function run_step_outcome(id, label, fn, timeout)
+-- `hooks` ({ before = {...}, after = {...} }): the file's before_each and after_each functions; the
+-- before ones run inside the case (a failure there fails it), the after ones after it, whatever it did.
+local function run_step_outcome(id, label, fn, timeout, capture, hooks)
   running = { phase = "case", label = label }
-  local result = run_case(fn, timeout, label)
+  local case = fn
+  if hooks and #hooks.before > 0 then
+    case = function()
+      for _, hook in ipairs(hooks.before) do hook() end
+      return fn()
+    end
+  end
+  local result = run_case(case, timeout, label, capture)
+  if hooks and #hooks.after > 0 then result = after_hooks(result, hooks.after, timeout, label) end
   running = nil
   return agree(id, result)
 end
@@ -299,6 +345,10 @@ local function report_lines(label, outcome)
     if #group.others > 0 then
       lines[#lines + 1] = ("    rank%s %s: the same"):format(#group.others > 1 and "s" or "", concat(group.others, ", "))
     end
+  end
+  for _, output in ipairs(outcome.outputs or {}) do
+    lines[#lines + 1] = ("    output of rank %d:"):format(output.rank)
+    lines[#lines + 1] = indent((output.text:gsub("\n$", "")), "      ")
   end
   return lines
 end
@@ -370,11 +420,37 @@ local function junit_xml(records)
   return concat(out, "\n") .. "\n"
 end
 
+-- TAP version 13 (testanything.org): a line per case, "ok N - file: name", "not ok" with the failure's
+-- lines as YAML, "# SKIP reason" for a skip.
+local function tap_text(records)
+  local out = { "TAP version 13", ("1..%d"):format(#records) }
+  for i, rec in ipairs(records) do
+    local o = rec.outcome
+    local description = rec.label:gsub("#", "\\#")
+    if o.status == "pass" then
+      out[#out + 1] = ("ok %d - %s"):format(i, description)
+    elseif o.status == "skip" then
+      out[#out + 1] = ("ok %d - %s # SKIP %s"):format(i, description, o.reason)
+    else
+      out[#out + 1] = ("not ok %d - %s"):format(i, description)
+      local details = report_lines(rec.label, o)
+      local first = ordered_failures(o.failures)[1]
+      out[#out + 1] = "  ---"
+      out[#out + 1] = ("  message: %q"):format(("rank %d: %s"):format(first.rank, first.message:match("^[^\n]*")))
+      out[#out + 1] = ("  severity: %s"):format(first.kind == "assertion" and "fail" or "error")
+      out[#out + 1] = "  data: |"
+      for k = 2, #details do out[#out + 1] = indent(details[k], "    ") end
+      out[#out + 1] = "  ..."
+    end
+  end
+  return concat(out, "\n") .. "\n"
+end
+
 ---------------------------------------------------------------------------------------------------
 -- The runner
 
 local function parse_arguments(args)
-  local options = { filters = {}, timeout = DEFAULT_TIMEOUT, paths = {}, repeats = 1 }
+  local options = { filters = {}, excludes = {}, timeout = DEFAULT_TIMEOUT, paths = {}, repeats = 1, capture = true }
   local i = 1
   while i <= #args do
     local arg = args[i]
@@ -393,8 +469,14 @@ local function parse_arguments(args)
       options.help = true
     elseif name == "--filter" then
       options.filters[#options.filters + 1] = value()
+    elseif name == "--exclude" then
+      options.excludes[#options.excludes + 1] = value()
     elseif name == "--junit" then
       options.junit = value()
+    elseif name == "--tap" then
+      options.tap = value()
+    elseif name == "--no-capture" then
+      options.capture = false
     elseif name == "--list" then
       options.list = true
     elseif name == "--fail-fast" then
@@ -422,31 +504,42 @@ local function parse_arguments(args)
   return options
 end
 
+-- The test files under `paths`, and which of them were named themselves (not found in a directory).
 local function collect_files(paths)
-  local files = {}
+  local files, named = {}, {}
   local list, bytes = ffi.new("const char*[1]"), ffi.new("size_t[1]")
   for _, path in ipairs(paths) do
     if C.iris_testing_collect_files(path, list, bytes) ~= 0 then error(ffi.string(C.iris_last_error()), 0) end
-    for file in ffi.string(list[0], bytes[0]):gmatch("([^%z]+)%z") do files[#files + 1] = file end
+    for file in ffi.string(list[0], bytes[0]):gmatch("([^%z]+)%z") do
+      files[#files + 1] = file
+      if file == path then named[file] = true end
+    end
   end
-  return files
+  return files, named
 end
 
--- Plain text or a Lua pattern: "my-case" finds "my-case", "^tensor" finds names that start so.
-local function selected(filters, label)
-  if #filters == 0 then return true end
-  for _, filter in ipairs(filters) do
-    if label:find(filter, 1, true) then return true end
-    local ok, found = pcall(string.find, label, filter)
+-- Whether any pattern finds `label`: each plain text or a Lua pattern ("my-case" finds "my-case",
+-- "^tensor" finds names that start so).
+local function matches_any(patterns, label)
+  for _, pattern in ipairs(patterns) do
+    if label:find(pattern, 1, true) then return true end
+    local ok, found = pcall(string.find, label, pattern)
     if ok and found then return true end
   end
   return false
 end
 
+-- Whether the options select `label` (a case's "file: name", or a file's path): a filter finds it (or
+-- there is none) and no --exclude does.
+local function selected(options, label)
+  if matches_any(options.excludes, label) then return false end
+  return #options.filters == 0 or matches_any(options.filters, label)
+end
+
 -- Runs a file's top-level code in a fresh global table (reads fall back to _G), collecting its
 -- cases. The file's own functions run interpreted: a timeout cannot stop a JIT-compiled loop.
-local function load_file(path, timeout)
-  running = { phase = "loading", cases = {} }
+local function load_file(path, timeout, capture)
+  running = { phase = "loading", cases = {}, hooks = { before = {}, after = {} } }
   local result
   local chunk, problem = loadfile(path)
   if chunk == nil then
@@ -456,11 +549,23 @@ local function load_file(path, timeout)
     env._G = env
     setfenv(chunk, env)
     jit.off(chunk, true)
-    result = run_case(chunk, timeout, path)
+    result = run_case(chunk, timeout, path, capture)
   end
-  local cases = running.cases
+  local cases, hooks = running.cases, running.hooks
   running = nil
-  return result, cases
+  return result, cases, hooks
+end
+
+-- Runs fn() with `require` finding modules beside the test file first (dir/?.lua, dir/?/init.lua),
+-- whatever the current directory: a test's helpers live next to it.
+local function beside(path, fn)
+  local dir = path:match("^(.*)/[^/]*$") or "."
+  local saved = package.path
+  package.path = ("%s/?.lua;%s/?/init.lua;%s"):format(dir, dir, saved)
+  local ok, result = pcall(fn)
+  package.path = saved
+  if not ok then error(result, 0) end
+  return result
 end
 
 local function case_names(cases)
@@ -487,7 +592,7 @@ end
 -- Loads a file and runs its selected cases, reporting each and adding it to `records` (summary, JUnit).
 -- With --list, it only prints the labels of the cases it would run (and lists them in `records`).
 -- Returns false once a case failed under --fail-fast: the run stops there.
-local function run_file(path, options, records)
+local function run_file_here(path, options, records, named)
   local function record(name, label, outcome)
     if options.list and outcome.status == "pass" then
       if rank() == 0 then io.stdout:write(label, "\n") end
@@ -499,24 +604,26 @@ local function run_file(path, options, records)
   end
   -- A file without cases (a plain script: running it was the test) runs again for each repeat.
   for run = 1, options.repeats do
-    local loaded, cases = load_file(path, options.timeout)
+    local loaded, cases, hooks = load_file(path, options.timeout, options.capture)
     local outcome = agree("load " .. path, loaded, case_names(cases), different_cases)
     -- A file that failed or skipped while loading is reported as a whole, whatever the filter says
-    -- about it; so is a plain script.
+    -- about it; so is a plain script named on the command line. A file found in a directory that
+    -- declares no case is no test (a module the tests require).
     if outcome.status ~= "pass" or #cases == 0 then
-      if outcome.status == "pass" and not selected(options.filters, path) then return true end
+      if outcome.status == "pass" and (not named or not selected(options, path)) then return true end
       local suffix = outcome.status == "pass" and run_suffix(run, options.repeats) or ""
       if not record(path .. suffix, path .. suffix, outcome) then return false end
       if outcome.status ~= "pass" or options.list then return true end
     else
       for index, case in ipairs(cases) do
         local label = path .. ": " .. case.name
-        if selected(options.filters, label) then
+        if selected(options, label) then
           for case_run = 1, options.list and 1 or options.repeats do
             local suffix = run_suffix(case_run, options.repeats)
             local outcome = { status = "pass", ms = 0 }
             if not options.list then
-              outcome = run_step_outcome(("case %d of %s"):format(index, path), label, case.fn, options.timeout)
+              outcome = run_step_outcome(("case %d of %s"):format(index, path), label, case.fn, options.timeout,
+                options.capture, hooks)
             end
             if not record(case.name .. suffix, label .. suffix, outcome) then return false end
           end
@@ -526,6 +633,12 @@ local function run_file(path, options, records)
     end
   end
   return true
+end
+
+local function run_file(path, options, records, named)
+  -- A file an --exclude names is not even loaded (every rank sees the same paths and options).
+  if matches_any(options.excludes, path) then return true end
+  return beside(path, function() return run_file_here(path, options, records, named) end)
 end
 
 -- Checks what must hold on every rank before running anything; returns a problem or nil.
@@ -553,39 +666,43 @@ function M.main(...)
     if rank() == 0 then io.stdout:write(USAGE) end
     return 0
   end
-  local found, files = pcall(collect_files, options.paths)
+  local found, files, named = pcall(collect_files, options.paths)
   if not found then return usage_error(files) end
-  local junit_file, junit_problem = nil, nil
-  if options.junit and rank() == 0 then
-    local problem
-    junit_file, problem = io.open(options.junit, "w")
-    if junit_file == nil then junit_problem = "cannot write the JUnit file: " .. problem end
+  -- The report files (rank 0 writes them): opened now, so that one that cannot be written stops the run
+  -- before it starts.
+  local reports, report_problem = {}, nil
+  for _, report in ipairs { { option = "junit", what = "JUnit" }, { option = "tap", what = "TAP" } } do
+    if options[report.option] and rank() == 0 and not report_problem then
+      local file, problem = io.open(options[report.option], "w")
+      if file == nil then report_problem = ("cannot write the %s file: %s"):format(report.what, problem) end
+      reports[report.option] = file
+    end
   end
-  local problem = agree_on_start(files, junit_problem)
+  local problem = agree_on_start(files, report_problem)
   if problem ~= nil then return usage_error(problem) end
 
   local records = {}
   local started = C.iris_wall_time()
   local stopped_early = false
   for _, path in ipairs(files) do
-    local go_on = run_file(path, options, records)
+    local go_on = run_file(path, options, records, named[path])
     collectgarbage() -- on every rank at the same point: tensors of the file go back to the heap together
     if not go_on then
       stopped_early = true
       break
     end
   end
-  return M.finish_run(options, records, C.iris_wall_time() - started, stopped_early, junit_file)
+  return M.finish_run(options, records, C.iris_wall_time() - started, stopped_early, reports)
 end
 
 -- The end of a run (rank 0 prints): the summary line with the total time, and the exit code. A run in
 -- which no case matched fails: a mistyped filter or path must not pass in CI.
-function M.finish_run(options, records, seconds, stopped_early, junit_file)
+function M.finish_run(options, records, seconds, stopped_early, reports)
   local counts = { pass = 0, fail = 0, skip = 0 }
   local matched = 0 -- a file that fails or skips while loading is reported whatever the filters say
   for _, rec in ipairs(records) do
     counts[rec.outcome.status] = counts[rec.outcome.status] + 1
-    if selected(options.filters, rec.label) then matched = matched + 1 end
+    if #options.filters == 0 or matches_any(options.filters, rec.label) then matched = matched + 1 end
   end
   local nothing = matched == 0
   if rank() == 0 then
@@ -601,9 +718,13 @@ function M.finish_run(options, records, seconds, stopped_early, junit_file)
         seconds))
     end
     io.stdout:flush()
-    if junit_file then
-      junit_file:write(junit_xml(records))
-      junit_file:close()
+    if reports.junit then
+      reports.junit:write(junit_xml(records))
+      reports.junit:close()
+    end
+    if reports.tap then
+      reports.tap:write(tap_text(records))
+      reports.tap:close()
     end
   end
   return (counts.fail > 0 or nothing) and errors.exit_code_of("assertion") or 0
@@ -625,9 +746,12 @@ end
 
 -- Outside the runner (`iris-lua file.lua`), a case runs where it is declared, as the runner would run
 -- it (no timeout: the script is the user's); a failure stops the script.
+-- The hooks of a script run that way (iris.before_each before its iris.test calls applies to them).
+local direct_hooks = { before = {}, after = {} }
+
 local function run_now(name, fn, file)
   local label = file .. ": " .. name
-  local outcome = M.run_step("case " .. label, label, fn, 0)
+  local outcome = run_step_outcome("case " .. label, label, fn, 0, false, direct_hooks)
   print_report(label, outcome)
   if outcome.status == "fail" then
     local ranks = {}
@@ -650,6 +774,23 @@ function M.test(name, fn)
   end
   running.cases[#running.cases + 1] = { name = name, fn = fn }
 end
+
+-- iris.before_each(fn), iris.after_each(fn): at the top of a test file, functions run on every rank
+-- before and after each of its cases (in the order given; after_each also when the case failed).
+local function add_hook(which, what, fn)
+  if type(fn) ~= "function" then
+    errors.raise("invalid_argument", "%s(fn) takes a function, got %s", what, type(fn))
+  end
+  if running ~= nil and running.phase == "case" then
+    errors.raise("invalid_argument", "%s inside the test case '%s': declare hooks at the top level of the file", what,
+      running.label)
+  end
+  local hooks = running and running.hooks or direct_hooks
+  hooks[which][#hooks[which] + 1] = fn
+end
+
+function M.before_each(fn) add_hook("before", "iris.before_each", fn) end
+function M.after_each(fn) add_hook("after", "iris.after_each", fn) end
 
 -- iris.skip([reason])
 function M.skip(reason)

@@ -121,7 +121,15 @@ class CpuEvent final : public Event {
 int cpu_threads_per_rank(const comm::Comm& comm) {
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   const int share = std::max(1, static_cast<int>(cores) / std::max(1, comm.local_size()));
-  return static_cast<int>(env::whole_number(env::Var::cpu_threads, 1, 4096, share));
+  return cpu_threads_from_environment(share);
+}
+
+int cpu_threads_from_environment(int fallback) {
+  return static_cast<int>(env::whole_number(env::Var::cpu_threads, 1, 4096, static_cast<uint64_t>(fallback)));
+}
+
+uint64_t cpu_memory_seed_from_environment(uint64_t fallback) {
+  return env::whole_number(env::Var::cpu_memory_seed, 0, UINT64_MAX, fallback);
 }
 
 CpuExecution::CpuExecution(const comm::Comm& c) : comm(c) {}
@@ -130,7 +138,7 @@ CpuExecution::~CpuExecution() = default;
 uint64_t cpu_memory_seed(const comm::Comm& comm) {
   uint64_t random = std::random_device{}();
   random = (random << 32) ^ std::random_device{}();
-  const uint64_t seed = env::whole_number(env::Var::cpu_memory_seed, 0, UINT64_MAX, random);
+  const uint64_t seed = cpu_memory_seed_from_environment(random);
   return seed ^ (0xbf58476d1ce4e5b9ull * static_cast<uint64_t>(comm.rank() + 1));
 }
 

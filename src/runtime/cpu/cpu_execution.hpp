@@ -43,6 +43,9 @@ struct CpuExecution {
 
 // IRIS_CPU_THREADS, else the cores divided among the node's ranks (at least 1).
 int cpu_threads_per_rank(const comm::Comm& comm);
+// IRIS_CPU_THREADS and IRIS_CPU_MEMORY_SEED as their readers take them (`fallback` when unset).
+int cpu_threads_from_environment(int fallback);
+uint64_t cpu_memory_seed_from_environment(uint64_t fallback);
 // IRIS_CPU_MEMORY_SEED (else a random one) with the rank mixed in: the weak memory model's choices.
 uint64_t cpu_memory_seed(const comm::Comm& comm);
 

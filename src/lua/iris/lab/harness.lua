@@ -20,7 +20,9 @@ local H = {}
 
 local DEFAULT_TIMEOUT = 120      -- seconds per check (compiling the student's kernels included)
 local DEFAULT_WAIT_TIMEOUT = "5" -- IRIS_WAIT_TIMEOUT for the student's waits unless set: hangs fail sooner
-local DEFAULT_RUNS = 10          -- timed runs, each checked
+local DEFAULT_RUNS = 10          -- timed rounds, each checked
+local BATCH_MS = 2               -- a batch of back-to-back calls lasts about this long (or holds one call)
+local MAX_BATCH = 1000
 local SENTINEL = -7777           -- what outputs hold before each run: a call that writes nothing is caught
 
 H.SENTINEL = SENTINEL
@@ -78,6 +80,7 @@ end
 -- The check object a lab's run() receives
 
 local Check = {}
+H.Check = Check -- (the harness's tests make checks of their own)
 Check.__index = Check
 
 -- Prints a line of the report (rank 0; standard error with --json, where standard output is the JSON).
@@ -130,23 +133,23 @@ function Check:sum_inputs(n, tag)
 end
 
 -- The all-reduce of the backend's reference library (NCCL on cuda, RCCL on hip, MPI on cpu:
--- iris.reference), timed by `timed(call)`, as rows for Check:compare's `others`: its time, or why not.
-function Check:library_all_reduce(timed, out, inp)
+-- iris.reference): a subject for Check:time_together ({ name, call }) when it opened, and rows for
+-- Check:compare's `others` that say what could not be measured ({ name, why }).
+function Check:library_all_reduce(out, inp)
   local library = require "iris.reference"
   if self.library == nil then self.library = library.open(self.ctx) end
-  local lib, rows = self.library, {}
+  local lib, notes, subject = self.library, {}, nil
   if self.ctx.backend == "cpu" then
-    rows[1] = { name = "NCCL", why = "the cpu backend has none (run on a GPU); MPI_Allreduce stands in" }
+    notes[1] = { name = "NCCL", why = "the cpu backend has none (run on a GPU); MPI_Allreduce stands in" }
   end
   local name = lib.name == "none" and (self.ctx.backend == "hip" and "RCCL" or "NCCL") or lib.name
   name = name == "MPI" and "MPI_Allreduce" or name .. " all_reduce"
   if lib.handle then
-    local ok, ms = pcall(timed, function() library.run(lib, "all_reduce", inp, out, inp:numel(), inp.dtype) end)
-    table.insert(rows, 1, ok and { name = name, ms = ms } or { name = name, why = tostring(ms) })
+    subject = { name = name, call = function() library.run(lib, "all_reduce", inp, out, inp:numel(), inp.dtype) end }
   else
-    table.insert(rows, 1, { name = name, why = lib.why })
+    table.insert(notes, 1, { name = name, why = lib.why })
   end
-  return rows
+  return subject, notes
 end
 
 -- Waits `seconds` on this rank (a consumer launched before its producer is caught if it does not wait).
@@ -169,36 +172,93 @@ function Check:slowest(values)
   return slowest(values, "lab check: every rank's times")
 end
 
-local function median(list)
+-- The value at fraction `q` (0: the least, 0.5: the median, 1: the most) of `list`, interpolated.
+local function quantile(list, q)
   local sorted = {}
   for i, v in ipairs(list) do sorted[i] = v end
   table.sort(sorted)
-  local n = #sorted
-  return n % 2 == 1 and sorted[(n + 1) / 2] or (sorted[n / 2] + sorted[n / 2 + 1]) / 2
+  local at = 1 + q * (#sorted - 1)
+  local low = math.floor(at)
+  local high = math.min(low + 1, #sorted)
+  return sorted[low] + (sorted[high] - sorted[low]) * (at - low)
+end
+H.quantile = quantile
+
+-- { median, q1, q3 } of a list: a time and its spread (the middle half of the rounds lies in [q1, q3]).
+local function spread(list)
+  return { median = quantile(list, 0.5), q1 = quantile(list, 0.25), q3 = quantile(list, 0.75), rounds = #list }
 end
 
--- Times `call` on every rank at once: before each run `reset()` (outputs back to SENTINEL) and a
--- barrier; the run timed on each rank's device (iris_timer); a barrier (every rank's work done); then
--- `verify(run)` on every rank, so a wrong result on any run fails. One untimed warm-up run, checked
--- too. Returns the median over runs of the slowest rank's milliseconds (the same on every rank).
-function Check:time(call, opts)
+local function new_timer()
+  local slot = ffi.new("iris_timer*[1]")
+  errors.check(C.iris_timer_create(slot))
+  return ffi.gc(slot[0], C.iris_timer_destroy)
+end
+
+-- Times the subjects ({ { name =, call = [, verify = false] [, per = factor] }, ...}; the student's
+-- first; `verify = false`: a subject whose result is not checked; `per`: a factor for its time, as 1 / the
+-- steps one call makes) the same way, interleaved, on
+-- every rank at once (issue 27: the student and the reference were timed differently, one at a time,
+-- and a 16 MiB all_reduce read ten times slower than ccl_bench times it):
+--   * in each round every subject runs once, the round's first subject a different one each round (so
+--     drift, a neighbour's load or a warm cache favours none);
+--   * a run: `reset()`, a barrier, a device barrier (every rank's device starts the run together, so the
+--     time is not the host barrier's skew), then `batch` calls back to back timed by device events
+--     (iris_timer), a barrier, and `verify(label)` on every rank: a wrong result in any run fails;
+--   * `batch`: with opts.back_to_back (the calls may follow each other without a barrier, as a
+--     collective's may), as many calls as last about BATCH_MS, found in an untimed warm-up round (from
+--     the slowest rank's slowest subject, the same on every rank); else 1;
+--   * each run's time per call is the slowest rank's.
+-- Returns, by name, { median, q1, q3, rounds, batch, times = { per round } } (the same on every rank).
+function Check:time_together(subjects, opts)
   local ctx = self.ctx
-  local runs = opts.runs or self.runs
-  local timer_slot = ffi.new("iris_timer*[1]")
-  errors.check(C.iris_timer_create(timer_slot))
-  local timer = ffi.gc(timer_slot[0], C.iris_timer_destroy)
-  local ms, times = ffi.new("double[1]"), {}
-  for run = 0, runs do
+  local rounds = opts.runs or self.runs
+  local timer, ms = new_timer(), ffi.new("double[1]")
+  local function run(subject, label, batch)
     if opts.reset then opts.reset() end
     ctx:barrier()
+    ctx:device_barrier()
     errors.check(C.iris_timer_start(timer))
-    call()
+    for _ = 1, batch do subject.call() end
     errors.check(C.iris_timer_stop(timer, ms))
     ctx:barrier()
-    if opts.verify then opts.verify(run) end
-    if run > 0 then times[run] = ms[0] end
+    if opts.verify and subject.verify ~= false then opts.verify(label) end
+    return ms[0] / batch * (subject.per or 1)
   end
-  return median(self:slowest(times))
+  -- Two untimed warm-up runs of each subject (the first one pays for loading kernels), checked too; the
+  -- second one's time sizes the batches.
+  local slowest_warm = 0
+  for _, subject in ipairs(subjects) do
+    run(subject, subject.name .. ", warm-up run", 1)
+    slowest_warm = math.max(slowest_warm, run(subject, subject.name .. ", warm-up run", 1))
+  end
+  local batch = 1
+  if opts.back_to_back then
+    slowest_warm = self:slowest({ slowest_warm })[1]
+    batch = math.max(1, math.min(MAX_BATCH, math.floor(BATCH_MS / math.max(slowest_warm, 1e-4))))
+  end
+  local times = {}
+  for s = 1, #subjects do times[s] = {} end
+  for round = 1, rounds do
+    for j = 0, #subjects - 1 do
+      local s = (round - 1 + j) % #subjects + 1
+      times[s][round] = run(subjects[s], ("%s, timed round %d"):format(subjects[s].name, round), batch)
+    end
+  end
+  local flat = {}
+  for s = 1, #subjects do
+    for round = 1, rounds do flat[#flat + 1] = times[s][round] end
+  end
+  flat = self:slowest(flat)
+  local results = {}
+  for s, subject in ipairs(subjects) do
+    local mine = {}
+    for round = 1, rounds do mine[round] = flat[(s - 1) * rounds + round] end
+    local r = spread(mine)
+    r.times, r.batch = mine, batch
+    results[subject.name] = r
+  end
+  return results
 end
 
 -- Fails on this rank unless `actual` equals `expected` (a tensor, a table, a number), or is close to it
@@ -217,26 +277,53 @@ end
 
 local function format_ms(ms) return ms and ("%.3f ms"):format(ms) or "-" end
 
--- Prints the student's time next to the reference's and the threshold for full marks, and records
--- them for --json. t = { what = "per call, ...", yours = ms, reference = { name =, ms = },
--- threshold = 1.2, others = { { name =, ms = } or { name =, why = }, ... } }.
+-- "0.123 ms [0.118 - 0.131]": a subject's median and the middle half of its rounds.
+local function format_time(r)
+  return ("%s  [%.3f - %.3f]"):format(format_ms(r.median), r.q1, r.q3)
+end
+
+-- The grade of a ratio's rounds against `threshold`: "full" when even the upper quartile is within it,
+-- "slower" when even the lower one is above it, else "noisy" (the spread straddles it: not graded).
+function H.grade(ratio, threshold)
+  if ratio.q3 <= threshold then return "full" end
+  if ratio.q1 > threshold then return "slower" end
+  return "noisy"
+end
+
+-- Prints the subjects' times with their spread and the grade, and records them for --json.
+-- t = { what = "per call, ...", yours = result, yours_name = "yours", reference = { name =, result = },
+-- threshold = 1.2, others = { { name =, result = } or { name =, why = }, ... } }, results from
+-- Check:time_together. The grade is the student's time over the reference's round by round (the rounds
+-- interleave them: each ratio compares runs made side by side), its median and quartiles.
 function Check:compare(t)
-  local rows = { { t.yours_name or "yours", t.yours }, { t.reference.name .. " (the reference)", t.reference.ms } }
-  for _, other in ipairs(t.others or {}) do rows[#rows + 1] = { other.name, other.ms, other.why } end
+  local yours, ref = t.yours, t.reference.result
+  local rows = { { t.yours_name or "yours", yours }, { t.reference.name .. " (the reference)", ref } }
+  for _, other in ipairs(t.others or {}) do rows[#rows + 1] = { other.name, other.result, other.why } end
   local width = 0
   for _, row in ipairs(rows) do width = math.max(width, #row[1]) end
-  self:say("time %s (median of %d runs, slowest rank):", t.what, t.runs or self.runs)
+  self:say("time %s: the slowest rank's median over %d rounds, [the middle half of the rounds]%s:", t.what,
+    yours.rounds, yours.batch > 1 and (", each run %d calls back to back"):format(yours.batch) or "")
   for _, row in ipairs(rows) do
-    self:say("  %-" .. width .. "s  %s", row[1], row[2] and format_ms(row[2]) or ("not measured: " .. tostring(row[3])))
+    self:say("  %-" .. width .. "s  %s", row[1], row[2] and format_time(row[2]) or ("not measured: " .. tostring(row[3])))
   end
-  local ratio = t.yours / t.reference.ms
-  local full = ratio <= t.threshold
-  self:say("speed: yours takes %.2fx the reference's time: %s (full marks within %gx)", ratio,
-    full and "full marks" or "correct, but slower than that", t.threshold)
-  local timing = { what = t.what, yours_ms = t.yours, reference = t.reference.name, reference_ms = t.reference.ms,
-                   ratio = ratio, threshold = t.threshold, full_marks = full, others = json.array() }
+  local ratios = {}
+  for round, ms in ipairs(yours.times) do ratios[round] = ms / ref.times[round] end
+  local ratio = spread(ratios)
+  local grade = H.grade(ratio, t.threshold)
+  local verdict = grade == "full" and ("full marks (within %gx)"):format(t.threshold)
+    or grade == "slower" and ("correct, but slower than that: full marks within %gx"):format(t.threshold)
+    or ("not graded: the rounds' ratios straddle %gx, the bound of full marks; run it again on a quieter machine, "
+      .. "or with more --runs"):format(t.threshold)
+  self:say("speed: yours takes %.2fx the reference's time (%.2fx - %.2fx over the rounds): %s", ratio.median, ratio.q1,
+    ratio.q3, verdict)
+  local timing = { what = t.what, yours_ms = yours.median, yours_q1_ms = yours.q1, yours_q3_ms = yours.q3,
+                   reference = t.reference.name, reference_ms = ref.median, reference_q1_ms = ref.q1,
+                   reference_q3_ms = ref.q3, ratio = ratio.median, ratio_q1 = ratio.q1, ratio_q3 = ratio.q3,
+                   threshold = t.threshold, rounds = yours.rounds, batch = yours.batch, graded = grade ~= "noisy",
+                   full_marks = grade == "noisy" and json.null or grade == "full", others = json.array() }
   for _, other in ipairs(t.others or {}) do
-    timing.others[#timing.others + 1] = { name = other.name, ms = other.ms or json.null, why = other.why }
+    timing.others[#timing.others + 1] = { name = other.name, ms = other.result and other.result.median or json.null,
+      why = other.why }
   end
   self.report.timings[#self.report.timings + 1] = timing
 end
@@ -375,8 +462,10 @@ function H.run(lab, path, options)
   elseif check.waiting then
     check:say("lab %s: NOT READY: it waits for %s", lab.id, check.waiting)
   else
-    check:say("lab %s: FAILED; the same inputs again: iris-lua lab check %s %s --seed %d", lab.id, lab.id, path,
-      check.seed_value)
+    -- The command as it was run, ranks included: the same inputs on other ranks are other inputs.
+    local launcher = ctx.world_size > 1 and ("mpirun -np %d "):format(ctx.world_size) or ""
+    check:say("lab %s: FAILED; the same inputs again: %siris-lua lab check %s %s --seed %d", lab.id, launcher, lab.id,
+      path, check.seed_value)
   end
   if options.json and ctx.rank == 0 then
     io.stdout:write(json.encode(check.report), "\n")
