@@ -174,6 +174,9 @@ struct OneWay {
       }
       line_store(to(q, 0) + line, word, flag(q));
     }
+    // Every lane's lines are out before any lane may report a mismatch (which ends the kernel): a peer
+    // that finds a different hash reads this rank's descriptor lines, and must find them all.
+    __syncwarp();
     for (int i = control_lane(); i < team.size; i += kControlThreads) {
       const int q = team.rank_of(i);
       if (q != me) ::iris::detail::atomic_store(::iris::translate(&state->arrived[me], me, q, heap_bases), epoch(q), relaxed, sys);

@@ -85,13 +85,9 @@ local mismatch_op, mismatch_peer, mismatch_peer_op = ffi.new("const char*[1]"), 
 -- first one's report and line are kept, and a repeat says what it is.
 local first_fault = nil -- { raw = the C side's message, report = as raised, where = "script.lua:4" }
 
--- `raw`: the C side's message; `shown`: the message as raised (an explainer may word it better).
-local function device_fault_text(raw, shown, where)
-  if first_fault == nil then
-    first_fault = { raw = raw, report = shown, where = where ~= "" and where:gsub(": $", "") or "an earlier call" }
-    return shown
-  end
-  if raw ~= first_fault.raw then return shown end
+-- The later call's text when `raw` (the C side's message) repeats the first fault's, else nil.
+local function repeated_fault_text(raw)
+  if first_fault == nil or raw ~= first_fault.raw then return nil end
   return ("the device faulted before, at %s, and runs nothing after a fault (a device fault cannot be caught and "
     .. "continued from: the job must end); that fault: %s"):format(first_fault.where, first_fault.report)
 end
@@ -108,15 +104,22 @@ function M.check(status)
   local where = M.where()
   local text = ffi.string(C.iris_last_error())
   if ffi.string(C.iris_last_error_kind()) == "device_fault" then
-    local raw = text
-    for _, explain in ipairs(fault_explainers) do
-      local better, position = explain()
-      if better then
-        text, where = better, position or where
-        break
+    local repeated = repeated_fault_text(text)
+    if repeated then
+      text = repeated
+    else
+      local raw = text
+      for _, explain in ipairs(fault_explainers) do
+        local better, position = explain()
+        if better then
+          text, where = better, position or where
+          break
+        end
+      end
+      if first_fault == nil then
+        first_fault = { raw = raw, report = text, where = where ~= "" and where:gsub(": $", "") or "an earlier call" }
       end
     end
-    text = device_fault_text(raw, text, where)
   end
   local message = where .. text
   local divergence = nil
