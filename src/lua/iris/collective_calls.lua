@@ -145,10 +145,17 @@ function M.explain(calls)
   local message = name and ("ranks called %s differently: %s."):format(name, sides) or (text .. ".")
   local first = mine and frames_of(mine)[1]
   local where = first and first.where
-  if mine then
-    message = message .. (" Rank %d made this call (%s, its collective call %d%s) at %s"):format(me,
-      call_name(mine.kernel), seq, repeated and (", repeating its call %d"):format(mine.seq) or "",
-      where or "a line that is not known")
+  if mine and repeated then
+    -- iris.ccl's fast path records no line (it is a loop's path, and looking at the stack would keep
+    -- LuaJIT from compiling the loop): the error stays at the line where the fault surfaced, and the
+    -- message says which call this one repeated.
+    message = message .. (" Rank %d's call was its collective call %d, a repeat with the same arguments of %s "
+      .. "(its call %d at %s)"):format(me, seq, call_name(mine.kernel), mine.seq, where or "a line that is not known")
+    message = message .. (name and ("; rank %d names its own call in its message."):format(peer) or ".")
+    where = nil
+  elseif mine then
+    message = message .. (" Rank %d made this call (%s, its collective call %d) at %s"):format(me,
+      call_name(mine.kernel), seq, where or "a line that is not known")
     message = message .. (name and ("; rank %d names its own line in its message."):format(peer) or ".")
   end
   local loop = mine and in_pairs_loop(mine)
