@@ -95,7 +95,10 @@ enum {
   X(matmul_all_reduce, 6, ops, "two_shot one_shot ring atomic spinlock")  \
   X(all_gather_matmul, 7, ops, "pull staged")                             \
   X(matmul_all_gather, 8, ops, "push specialized")                        \
-  X(matmul_reduce_scatter, 9, ops, "two_shot")
+  X(matmul_reduce_scatter, 9, ops, "two_shot")                           \
+  X(reduce, 10, ccl, "one_shot two_shot ll")                              \
+  X(gather, 11, ccl, "pull ll")                                           \
+  X(scatter, 12, ccl, "pull ll")
 /* codes:end */
 
 /* The codes as C enumerators: IRIS_DTYPE_float32, IRIS_REDUCTION_sum, IRIS_VARIANT_ring,

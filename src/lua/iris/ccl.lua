@@ -85,6 +85,23 @@ local AUTO = {
       { max_bytes = 4096 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
     },
+    -- The rooted collectives: the design's rows until a GPU measures them (docs/perf.md). One way while
+    -- the messages fit the staging, as for the others. reduce: the root pulls and reduces every tile
+    -- (one round, its links carry (W - 1) messages in); above, two_shot spreads the reductions over the
+    -- members and the root takes in only their results.
+    reduce = {
+      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
+      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "one_shot", blocks = 64 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 256 },
+    },
+    gather = {
+      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "pull", blocks = 128 },
+    },
+    scatter = {
+      { max_bytes = 4096 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "pull", blocks = 128 },
+    },
   },
   -- The cpu backend runs a launch's blocks on a few threads per rank: more blocks only queue. On the
   -- development machine (docs/perf.md) one_shot led up to 16 KiB and two_shot above; the one-way
@@ -110,6 +127,19 @@ local AUTO = {
     broadcast = {
       { max_bytes = 16 * KiB, max_ranks = ANY, variant = "ll", blocks = 4 },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 4 },
+    },
+    reduce = {
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "ll", blocks = 4 },
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "one_shot", blocks = 4 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 4 },
+    },
+    gather = {
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "ll", blocks = 4 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "pull", blocks = 4 },
+    },
+    scatter = {
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "ll", blocks = 4 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "pull", blocks = 4 },
     },
   },
 }
@@ -468,7 +498,8 @@ function M.new(ctx)
     local bm, bn = o.block_m or DEFAULT_TILE[1], o.block_n or DEFAULT_TILE[2]
     if rows == 1 then bm, bn = 1, bm * bn end
     local tiles = tiles_of(rows, cols, bm, bn)
-    local work = (collective == "all_reduce" and variant == "two_shot") and math.ceil(tiles / g.size) or tiles
+    local owned = variant == "two_shot" and (collective == "all_reduce" or collective == "reduce")
+    local work = owned and math.ceil(tiles / g.size) or tiles -- two_shot: each member its share of the tiles
     local blocks = grid_cap(o, row)
     local grid = math.max(1, math.min(blocks, work))
     if variant == "partitioned" then -- a multiple of the members: as many blocks for each
@@ -484,6 +515,33 @@ function M.new(ctx)
     traced = trace.state.on and { what = what, args = { variant = variant, bytes = bytes, dtype = dt.name,
       members = g.size, blocks = grid, tile = bm .. "x" .. bn, call = state.seq + 1 } } or nil
     return variant, grid, threads, bm, bn
+  end
+
+  -- The 2-D views (rows, cols, each tensor's row stride) of an element-wise collective's out and inp:
+  -- the same shape, the same tensor or apart.
+  local function elementwise_views(what, out, inp)
+    check_same_shape(what, out, inp)
+    if out ~= inp and not same_layout(out, inp) and overlap(out, inp) then
+      errors.raise("invalid_argument", "%s: out and inp overlap without being the same tensor", what)
+    end
+    if out._contiguous and inp._contiguous then return 1, inp._numel, inp._numel, inp._numel end
+    need_2d(what, "out", out)
+    need_2d(what, "inp", inp)
+    local rows, cols, in_stride = rows_cols(inp)
+    local _, _, out_stride = rows_cols(out)
+    return rows, cols, in_stride, out_stride
+  end
+
+  -- A rooted call's root: a global rank of the group (default: the group's first member).
+  local function root_of(what, root, g)
+    if root == nil then return g.members[1] end
+    local member = false
+    for _, r in ipairs(g.members) do member = member or r == root end
+    if type(root) ~= "number" or not member then
+      errors.raise("invalid_argument", "%s: root must be a rank of the group %s, got %s", what, group_text(g.members),
+        describe(root))
+    end
+    return root
   end
 
   -- What every call with an output and an input checks first: tensors, dtypes, options, members.
@@ -577,20 +635,7 @@ function M.new(ctx)
     local what = "ctx.ccl.all_reduce"
     local dt, o, bytes, g = prepare(what, "all_reduce", out, inp, opts, true)
     note("all_reduce", what, out, inp, opts, nil, g.size)
-    check_same_shape(what, out, inp)
-    if out ~= inp and not same_layout(out, inp) and overlap(out, inp) then
-      errors.raise("invalid_argument", "%s: out and inp overlap without being the same tensor", what)
-    end
-    local rows, cols, in_stride, out_stride
-    if out._contiguous and inp._contiguous then
-      rows, cols, in_stride, out_stride = 1, inp._numel, inp._numel, inp._numel
-    else
-      need_2d(what, "out", out)
-      need_2d(what, "inp", inp)
-      rows, cols, in_stride = rows_cols(inp)
-      local _, _, s = rows_cols(out)
-      out_stride = s
-    end
+    local rows, cols, in_stride, out_stride = elementwise_views(what, out, inp)
     local variant, grid, threads, bm, bn, staging = plan(what, "all_reduce", dt, bytes, o, g, rows, cols,
       rows == 1 and inp._numel or nil)
     if staging then
@@ -600,6 +645,32 @@ function M.new(ctx)
     end
     launch(kernel.builtin("ccl/all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
       DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, o.async, ctx)
+    return out
+  end
+
+  -- root's out = op over the group of inp (the others' out is not written). root: a global rank of the
+  -- group (default: its first member).
+  function ccl.reduce(out, inp, root, opts)
+    if type(root) == "table" and opts == nil then root, opts = nil, root end
+    local m = repeated("reduce", out, inp, opts, root)
+    if m then
+      again(m)
+      return out
+    end
+    local what = "ctx.ccl.reduce"
+    local dt, o, bytes, g = prepare(what, "reduce", out, inp, opts, true)
+    note("reduce", what, out, inp, opts, root, g.size)
+    root = root_of(what, root, g)
+    local rows, cols, in_stride, out_stride = elementwise_views(what, out, inp)
+    local variant, grid, threads, bm, bn, staging = plan(what, "reduce", dt, bytes, o, g, rows, cols,
+      rows == 1 and inp._numel or nil)
+    if staging then
+      launch(kernel.builtin("ccl/reduce").ccl_ll_reduce, grid, threads, inp, out, inp._numel, DTYPE_CODE[dt.name],
+        OP_CODE[o.op], root, g.lo, g.hi, ctx)
+      return out
+    end
+    launch(kernel.builtin("ccl/reduce").ccl_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
+      DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], root, g.lo, g.hi, o.async, ctx)
     return out
   end
 
@@ -746,13 +817,7 @@ function M.new(ctx)
     local bytes = t._numel * dt.size
     local g = members(what, o)
     note("broadcast", what, t, nil, opts, root, g.size)
-    if root == nil then root = g.members[1] end
-    local member = false
-    for _, r in ipairs(g.members) do member = member or r == root end
-    if type(root) ~= "number" or not member then
-      errors.raise("invalid_argument", "%s: root must be a rank of the group %s, got %s", what, group_text(g.members),
-        describe(root))
-    end
+    root = root_of(what, root, g)
     local rows, cols, stride
     if t._contiguous then
       rows, cols, stride = 1, t._numel, t._numel
@@ -769,6 +834,60 @@ function M.new(ctx)
     launch(kernel.builtin("ccl/broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
       g.lo, g.hi, ctx)
     return t
+  end
+
+  -- Chunk i (along dim) of root's out = member i's inp (the others' out is not written). In place:
+  -- every member's inp is its own chunk of its out.
+  function ccl.gather(out, inp, root, opts)
+    if type(root) == "table" and opts == nil then root, opts = nil, root end
+    local m = repeated("gather", out, inp, opts, root)
+    if m then
+      again(m)
+      return out
+    end
+    local what = "ctx.ccl.gather"
+    local dt, o, bytes, g = prepare(what, "gather", out, inp, opts, false)
+    note("gather", what, out, inp, opts, root, g.size)
+    root = root_of(what, root, g)
+    local v = chunk_views(what, o, g.size, out, "out", inp, "inp")
+    local in_place = own_chunk(out, inp, v, g)
+    check_apart(what, out, inp, in_place)
+    local _, grid, threads, bm, bn, staging = plan(what, "gather", dt, bytes, o, g, v.rows, v.cols,
+      (v.rows == 1 and v.chunk_step == v.cols) and v.cols or nil)
+    if staging then
+      launch(kernel.builtin("ccl/gather").ccl_ll_gather, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name], root,
+        g.lo, g.hi, ctx)
+      return out
+    end
+    launch(kernel.builtin("ccl/gather").ccl_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
+      v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, root, in_place, g.lo, g.hi, o.async, ctx)
+    return out
+  end
+
+  -- Member i's out = chunk i (along dim) of root's inp. In place: out is this rank's own chunk of inp.
+  function ccl.scatter(out, inp, root, opts)
+    if type(root) == "table" and opts == nil then root, opts = nil, root end
+    local m = repeated("scatter", out, inp, opts, root)
+    if m then
+      again(m)
+      return out
+    end
+    local what = "ctx.ccl.scatter"
+    local dt, o, bytes, g = prepare(what, "scatter", out, inp, opts, false)
+    note("scatter", what, out, inp, opts, root, g.size)
+    root = root_of(what, root, g)
+    local v = chunk_views(what, o, g.size, inp, "inp", out, "out")
+    check_apart(what, out, inp, own_chunk(inp, out, v, g))
+    local _, grid, threads, bm, bn, staging = plan(what, "scatter", dt, bytes, o, g, v.rows, v.cols,
+      (v.rows == 1 and v.chunk_step == v.cols) and v.cols or nil)
+    if staging then
+      launch(kernel.builtin("ccl/scatter").ccl_ll_scatter, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name], root,
+        g.lo, g.hi, ctx)
+      return out
+    end
+    launch(kernel.builtin("ccl/scatter").ccl_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
+      v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, root, g.lo, g.hi, o.async, ctx)
+    return out
   end
 
   -- A job over several nodes: calls whose members span nodes run hierarchically (iris.ccl_nodes).
