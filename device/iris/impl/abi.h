@@ -39,7 +39,11 @@ enum {
   IRIS_CCL_STATE_BYTES = 24 * 1024,
   /* The state's first two uint64: where the one-way staging is in every heap (its heap offset, 0 when
    * the heap has none) and the bytes of one of its slots; the host writes them at iris.init. */
-  IRIS_CCL_STAGING_INFO_OFFSET = IRIS_CCL_STATE_OFFSET
+  IRIS_CCL_STAGING_INFO_OFFSET = IRIS_CCL_STATE_OFFSET,
+  /* Point to point (ctx.ccl.send/recv, impl/ccl_p2p.hpp) after the staging's slots: this rank's counters
+   * (IRIS_CCL_P2P_STATE_BYTES), then IRIS_CCL_P2P_SLOTS slots of the staging's size per source rank. */
+  IRIS_CCL_P2P_STATE_BYTES = 2048,
+  IRIS_CCL_P2P_SLOTS = 2
 };
 /* cdef:end */
 
@@ -98,7 +102,9 @@ enum {
   X(matmul_reduce_scatter, 9, ops, "two_shot")                           \
   X(reduce, 10, ccl, "one_shot two_shot ll")                              \
   X(gather, 11, ccl, "pull ll")                                           \
-  X(scatter, 12, ccl, "pull ll")
+  X(scatter, 12, ccl, "pull ll")                                          \
+  X(send, 13, ccl, "ll pull")                                             \
+  X(recv, 14, ccl, "ll pull")
 /* codes:end */
 
 /* The codes as C enumerators: IRIS_DTYPE_float32, IRIS_REDUCTION_sum, IRIS_VARIANT_ring,

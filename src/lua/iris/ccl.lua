@@ -393,6 +393,8 @@ end
 -- (device/iris/impl/ccl_lines.hpp, ccl_ll.hpp). Taken at iris.init, as a tensor every rank allocates
 -- alike: a sixteenth of the heap, at most 4 MiB of data a slot, none in heaps under 16 MiB (the
 -- one-way variants then give way to the others). Where it is goes into every rank's call state.
+-- After the slots, point to point's region (ctx.ccl.send and recv; device/iris/impl/ccl_p2p.hpp): its
+-- counters, then IRIS_CCL_P2P_SLOTS slots of the same size per source rank.
 local LINE_BYTES = 16
 local HEADER_BYTES = 16 * LINE_BYTES
 local SLOT_DATA_MAX = 4 * 1024 * KiB
@@ -408,7 +410,7 @@ function M.reserve_staging(ctx)
   local data = math.min(SLOT_DATA_MAX, math.floor((share - HEADER_BYTES) / 2 / SLOT_DATA_MIN) * SLOT_DATA_MIN)
   if data < SLOT_DATA_MIN then return end
   local slot_bytes = HEADER_BYTES + 2 * data
-  local bytes = slots * slot_bytes
+  local bytes = slots * slot_bytes + C.IRIS_CCL_P2P_STATE_BYTES + ctx.world_size * C.IRIS_CCL_P2P_SLOTS * slot_bytes
   local t = tensor.allocate("iris.init (ctx.ccl's staging)", { bytes }, bytes, dtypes.info.uint8, true)
   local info = ffi.new("uint64_t[2]", t._offset, slot_bytes)
   errors.check(C.iris_copy_from_host(ffi.cast("char*", C.iris_heap_base(ctx.rank)) + C.IRIS_CCL_STAGING_INFO_OFFSET,
@@ -888,6 +890,104 @@ function M.new(ctx)
     launch(kernel.builtin("ccl/scatter").ccl_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
       v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, root, g.lo, g.hi, o.async, ctx)
     return out
+  end
+
+  -- ---- point to point (device/iris/impl/ccl_p2p.hpp; docs/collectives.md, "Point to point") ------------
+  -- Message k from one rank to another is the k-th send between them in that direction, and their k-th
+  -- recv. A send of a message that fits a slot of the staging (variant ll) writes it into the receiver's
+  -- inbox and waits for nothing but the slot (its recv two messages ago ended); a larger one is an error
+  -- saying what to do, unless the caller asks for variant "pull", whose send waits for its recv.
+  local P2P_OPTIONS = { send = { "variant", "blocks" }, recv = { "blocks" } }
+  local P2P_BLOCKS = { gpu = 64, cpu = 4 }
+
+  -- What a send or recv checks at the caller's line, and how it runs: the view (rows, columns, row
+  -- stride), the dtype, the variant (a send's; a recv follows its send's) and the grid.
+  local function p2p_plan(what, kind, t, peer, opts)
+    check_tensor(what, "t", t, kind == "recv")
+    if type(peer) ~= "number" or peer % 1 ~= 0 or peer < 0 or peer >= ctx.world_size then
+      errors.raise("invalid_argument", "%s: peer must be a rank from 0 to %d, got %s", what, ctx.world_size - 1,
+        describe(peer))
+    end
+    if opts ~= nil and (type(opts) ~= "table" or tensor.is_tensor(opts)) then
+      errors.raise("invalid_argument", "%s: options must be a table such as {blocks = 4}, got %s", what, describe(opts))
+    end
+    opts = opts or {}
+    errors.check_keys(opts, P2P_OPTIONS[kind], what)
+    local blocks = opts.blocks and positive_integer(what, "blocks", opts.blocks, MAX_BLOCKS)
+    local variant = opts.variant or "auto"
+    if variant ~= "auto" and variant ~= "ll" and variant ~= "pull" then
+      errors.raise("invalid_argument", "%s: variant must be \"auto\", \"ll\" or \"pull\", got %s", what, describe(variant))
+    end
+    local staging = M.staging(ctx)
+    if not staging then
+      errors.raise("invalid_argument", "%s: point to point travels through the staging iris.init reserves in heaps of "
+        .. "at least %s; this heap has %s (iris.init{heap_size = ...})", what, human(STAGING_MIN_HEAP),
+        human(ctx.heap_size))
+    end
+    local rows, cols, stride
+    if t._contiguous then
+      rows, cols, stride = 1, t._numel, t._numel
+    else
+      need_2d(what, "t", t)
+      rows, cols, stride = rows_cols(t)
+    end
+    local dt = t._dt
+    local words = math.ceil(t._numel * dt.size / 8)
+    if variant == "auto" then variant = "ll" end
+    if kind == "send" and variant == "ll" and words > staging.words then
+      errors.raise("invalid_argument", "%s: %s is more than one message holds (%s: a slot of the staging, which "
+        .. "grows with the heap, this one of %s); send it in pieces of at most that, give iris.init a larger heap, "
+        .. "or pass variant = \"pull\" (such a send waits until rank %d's recv has copied it, so rank %d must not be "
+        .. "waiting to send to this rank first)", what, human(t._numel * dt.size), human(staging.words * 8),
+        human(ctx.heap_size), peer, peer)
+    end
+    if kind == "send" and variant == "pull" and peer == ctx.rank then
+      errors.raise("invalid_argument", "%s: variant \"pull\" waits for its recv, which this rank makes after it: "
+        .. "a message to this rank itself goes as variant \"ll\" (in pieces of at most %s)", what,
+        human(staging.words * 8))
+    end
+    if peer ~= ctx.rank then errors.check(C.iris_comm_require_every_rank(what)) end
+    local threads = math.min(ONE_WAY_THREADS[device_class], math.max(32, math.ceil(words / 32) * 32))
+    local cap = blocks or (words > staging.words and 2 or 1) * P2P_BLOCKS[device_class]
+    local grid = math.max(1, math.min(cap, math.ceil(words / threads / ONE_WAY_WORDS_PER_THREAD[device_class])))
+    if kind == "send" and variant == "pull" then grid, threads = 1, 32 end -- the header alone
+    if C.iris_log_enabled(0) ~= 0 then
+      ctx:debug("%s: %s %s %s rank %d: %s, %d block%s of %d threads", what, human(t._numel * dt.size), dt.name,
+        kind == "send" and "to" or "from", peer, kind == "send" and variant or "as its send says", grid,
+        grid == 1 and "" or "s", threads)
+    end
+    traced = trace.state.on and { what = what, args = { variant = kind == "send" and variant or nil,
+      bytes = t._numel * dt.size, dtype = dt.name, peer = peer, blocks = grid, call = state.seq + 1 } } or nil
+    return rows, cols, stride, dt, variant, grid, threads
+  end
+
+  -- t to rank `peer`'s matching recv.
+  function ccl.send(t, peer, opts)
+    local m = repeated("send", t, nil, opts, peer)
+    if m then
+      again(m)
+      return t
+    end
+    local what = "ctx.ccl.send"
+    note("send", what, t, nil, opts, peer, peer == ctx.rank and 1 or 2)
+    local rows, cols, stride, dt, variant, grid, threads = p2p_plan(what, "send", t, peer, opts)
+    launch(kernel.builtin("ccl/send").ccl_send, grid, threads, t, rows, cols, stride, DTYPE_CODE[dt.name], peer,
+      VARIANT_CODE[variant], ctx)
+    return t
+  end
+
+  -- t := the message of rank `peer`'s matching send (the same elements and dtype).
+  function ccl.recv(t, peer, opts)
+    local m = repeated("recv", t, nil, opts, peer)
+    if m then
+      again(m)
+      return t
+    end
+    local what = "ctx.ccl.recv"
+    note("recv", what, t, nil, opts, peer, peer == ctx.rank and 1 or 2)
+    local rows, cols, stride, dt, _, grid, threads = p2p_plan(what, "recv", t, peer, opts)
+    launch(kernel.builtin("ccl/recv").ccl_recv, grid, threads, t, rows, cols, stride, DTYPE_CODE[dt.name], peer, ctx)
+    return t
   end
 
   -- A job over several nodes: calls whose members span nodes run hierarchically (iris.ccl_nodes).

@@ -250,6 +250,17 @@ function M.wrap_ccl(ctx, ccl)
     return out
   end
 
+  -- Point to point between nodes would need the transport's own matching (not there yet): refused.
+  for _, name in ipairs { "send", "recv" } do
+    wrapped[name] = function(t, peer, opts)
+      if type(peer) == "number" and peer >= 0 and peer < ctx.world_size and C.iris_node_of(peer) ~= ctx.node then
+        errors.raise("invalid_argument", "ctx.ccl.%s: rank %d is on node %d, this rank on node %d; point to point "
+          .. "between nodes is not there yet (docs/multinode.md), only between the ranks of one node", name, peer, C.iris_node_of(peer), ctx.node)
+      end
+      return ccl[name](t, peer, opts)
+    end
+  end
+
   return wrapped
 end
 
