@@ -215,3 +215,28 @@ iris.test("what the rooted calls refuse, at the caller's line", function()
   check.fails("variant", function() ctx.ccl.scatter(t, big, 0, { variant = "one_shot" }) end)
   check.fails("they must be the same", function() ctx.ccl.reduce(t, ctx:zeros(9), 0) end)
 end)
+
+iris.test("broadcast scatter_all_gather: the root's chunks scattered, then all-gathered", function()
+  for _, case in ipairs { { "float32", W * 700 }, { "int16", { W * 3, 37 } }, { "uint8", W } } do
+    local dtype, shape = case[1], case[2]
+    for root = 0, W - 1 do
+      local t = ctx:zeros(shape, dtype)
+      ref.fill(t, function(i) return input(dtype, me, i) end)
+      assert(ctx.ccl.broadcast(t, root, { variant = "scatter_all_gather" }) == t)
+      ref.check(ctx, t, function(i) return ref.as_read(dtype, input(dtype, root, i)) end,
+        ("broadcast scatter_all_gather %s root %d"):format(dtype, root))
+    end
+  end
+  if W >= 3 and ctx.nodes == 1 then -- a group's members alone
+    local t = ctx:full(4 * 2, me)
+    if me < 2 then
+      ctx.ccl.broadcast(t, 1, { group = { 0, 1 }, variant = "scatter_all_gather" })
+      iris.assert_equal(t, 1)
+    end
+    ctx:barrier()
+  end
+  if W > 1 and ctx.nodes == 1 then -- (across nodes a broadcast takes the path between them, whatever the variant)
+    check.fails('variant "scatter_all_gather" takes a contiguous tensor whose first dimension (' .. (W + 1) .. ")",
+      function() ctx.ccl.broadcast(ctx:zeros(W + 1), 0, { variant = "scatter_all_gather" }) end)
+  end
+end)

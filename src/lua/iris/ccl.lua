@@ -81,8 +81,12 @@ local AUTO = {
       { max_bytes = 4096 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
     },
+    -- broadcast's push has the root write W - 1 copies: its links carry all of them (0.32 x NCCL at
+    -- 256 MiB on 4 x H200, issue 24). From 4 ranks, above the one-way sizes, the root scatters a chunk to
+    -- each member and the members all-gather them: each link carries (W - 1) / W of the message once.
     broadcast = {
       { max_bytes = 4096 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
+      { max_bytes = ANY, max_ranks = ANY, min_ranks = 4, variant = "scatter_all_gather", blocks = 128 },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
     },
     -- The rooted collectives: the design's rows until a GPU measures them (docs/perf.md). One way while
@@ -169,7 +173,7 @@ local function choose(table_of, collective, bytes, ranks, staging, dt, run)
   local rows = table_of[collective]
   for i = 1, #rows do
     local row = rows[i]
-    if bytes <= row.max_bytes and ranks <= row.max_ranks
+    if bytes <= row.max_bytes and ranks <= row.max_ranks and ranks >= (row.min_ranks or 1)
       and (not ONE_WAY[row.variant] or fits_one_way(row.variant, staging, dt, run, ranks)) then
       return row
     end
@@ -827,8 +831,26 @@ function M.new(ctx)
       need_2d(what, "t", t)
       rows, cols, stride = rows_cols(t)
     end
-    local _, grid, threads, bm, bn, staging = plan(what, "broadcast", dt, bytes, o, g, rows, cols,
+    local variant, grid, threads, bm, bn, staging = plan(what, "broadcast", dt, bytes, o, g, rows, cols,
       rows == 1 and cols or nil)
+    if variant == "scatter_all_gather" then
+      -- two calls of the group, each with its own checks and counters: chunks along dim 1
+      local first = t._shape[1]
+      if t._contiguous and first % g.size == 0 then
+        local n = first / g.size
+        local mine = t:narrow(1, g.index * n + 1, n)
+        local parts = { group = o.group, blocks = o.blocks }
+        ccl.scatter(mine, t, root, parts)
+        ccl.all_gather(t, mine, parts)
+        return t
+      end
+      if o.variant ~= "auto" then
+        errors.raise("invalid_argument", "%s: variant \"scatter_all_gather\" takes a contiguous tensor whose first "
+          .. "dimension (%d) divides by the group's %d members: use variant \"auto\"", what, first, g.size)
+      end
+      o = setmetatable({ variant = "push" }, { __index = o })
+      variant, grid, threads, bm, bn, staging = plan(what, "broadcast", dt, bytes, o, g, rows, cols, nil)
+    end
     if staging then
       launch(kernel.builtin("ccl/broadcast").ccl_ll_broadcast, grid, threads, t, cols, DTYPE_CODE[dt.name], root, g.lo, g.hi, ctx)
       return t
