@@ -40,6 +40,7 @@ struct NcclApi {
   NcclResult (*all_gather)(const void*, void*, size_t, int, NcclComm, void*);
   NcclResult (*reduce_scatter)(const void*, void*, size_t, int, int, NcclComm, void*);
   NcclResult (*broadcast)(const void*, void*, size_t, int, int, NcclComm, void*);
+  NcclResult (*reduce)(const void*, void*, size_t, int, int, int, NcclComm, void*);
   NcclResult (*send)(const void*, size_t, int, int, NcclComm, void*);
   NcclResult (*recv)(void*, size_t, int, int, NcclComm, void*);
   NcclResult (*group_start)();
@@ -79,6 +80,7 @@ const NcclApi& load_nccl(const std::string& kind) {
   bind(api.all_gather, "ncclAllGather");
   bind(api.reduce_scatter, "ncclReduceScatter");
   bind(api.broadcast, "ncclBroadcast");
+  bind(api.reduce, "ncclReduce");
   bind(api.send, "ncclSend");
   bind(api.recv, "ncclRecv");
   bind(api.group_start, "ncclGroupStart");
@@ -260,6 +262,35 @@ int iris_reference_run(iris_reference* ref, const char* collective_name, const v
                      "ncclReduceScatter");
         } else if (collective == "broadcast") {
           ref->check(api.broadcast(send, recv, count, type, root, ref->nccl_comm, stream), "ncclBroadcast");
+        } else if (collective == "reduce") {
+          ref->check(api.reduce(send, recv, count, type, nccl_op(op), root, ref->nccl_comm, stream), "ncclReduce");
+        } else if (collective == "gather" || collective == "scatter") {  // as nccl-tests: sends and receives
+          const bool gather = collective == "gather";
+          const int me = session::comm().rank();
+          ref->check(api.group_start(), "ncclGroupStart");
+          if (me == root) {
+            for (int peer = 0; peer < ref->size; ++peer) {
+              const size_t at = static_cast<size_t>(peer) * count * element;
+              if (gather) {
+                ref->check(api.recv(static_cast<char*>(recv) + at, count, type, peer, ref->nccl_comm, stream), "ncclRecv");
+              } else {
+                ref->check(api.send(static_cast<const char*>(send) + at, count, type, peer, ref->nccl_comm, stream),
+                           "ncclSend");
+              }
+            }
+          }
+          if (gather) {
+            ref->check(api.send(send, count, type, root, ref->nccl_comm, stream), "ncclSend");
+          } else {
+            ref->check(api.recv(recv, count, type, root, ref->nccl_comm, stream), "ncclRecv");
+          }
+          ref->check(api.group_end(), "ncclGroupEnd");
+        } else if (collective == "send_recv") {  // a ring: to the next rank, from the previous one
+          const int me = session::comm().rank();
+          ref->check(api.group_start(), "ncclGroupStart");
+          ref->check(api.send(send, count, type, (me + 1) % ref->size, ref->nccl_comm, stream), "ncclSend");
+          ref->check(api.recv(recv, count, type, (me + ref->size - 1) % ref->size, ref->nccl_comm, stream), "ncclRecv");
+          ref->check(api.group_end(), "ncclGroupEnd");
         } else if (collective == "all_to_all") {  // as nccl-tests does it: a send and a receive per rank
           ref->check(api.group_start(), "ncclGroupStart");
           for (int peer = 0; peer < ref->size; ++peer) {
@@ -290,6 +321,19 @@ int iris_reference_run(iris_reference* ref, const char* collective_name, const v
         check_mpi(MPI_Alltoall(send, n, type, recv, n, type, ref->mpi_comm), "MPI_Alltoall");
       } else if (collective == "broadcast") {
         check_mpi(MPI_Bcast(recv, n, type, root, ref->mpi_comm), "MPI_Bcast");
+      } else if (collective == "reduce") {
+        check_mpi(MPI_Reduce(in, recv, n, type, mpi_op(op), root, ref->mpi_comm), "MPI_Reduce");
+      } else if (collective == "gather") {
+        check_mpi(MPI_Gather(send, n, type, recv, n, type, root, ref->mpi_comm), "MPI_Gather");
+      } else if (collective == "scatter") {
+        check_mpi(MPI_Scatter(send, n, type, recv, n, type, root, ref->mpi_comm), "MPI_Scatter");
+      } else if (collective == "send_recv") {
+        int me = 0, size = 1;
+        MPI_Comm_rank(ref->mpi_comm, &me);
+        MPI_Comm_size(ref->mpi_comm, &size);
+        check_mpi(MPI_Sendrecv(send, n, type, (me + 1) % size, 0, recv, n, type, (me + size - 1) % size, 0, ref->mpi_comm,
+                               MPI_STATUS_IGNORE),
+                  "MPI_Sendrecv");
       } else {
         throw Error(Errc::invalid_argument, "no reference for collective '" + collective + "'");
       }
