@@ -113,6 +113,29 @@ one_node_test("variant pull: a message larger than a slot, its send waits for th
   ctx:barrier()
 end)
 
+one_node_test("captured in a graph with rooted collectives, replayed: each replay is the next message", function()
+  local s, r, out, big = ctx:zeros(100), ctx:zeros(100), ctx:zeros(100), ctx:zeros(100 * W)
+  local g = ctx:capture(function()
+    ctx.ccl.send(s, next_rank)
+    ctx.ccl.recv(r, prev_rank)
+    ctx.ccl.reduce(out, r, W - 1)
+    ctx.ccl.gather(big, r, 0)
+  end)
+  for k = 1, 3 do
+    s:fill(me * 10 + k)
+    g:replay()
+    iris.assert_equal(r, prev_rank * 10 + k)
+    if me == W - 1 then iris.assert_equal(out, 10 * W * (W - 1) / 2 + W * k) end
+    if me == 0 then iris.assert_equal(big:narrow(1, 100 * (W - 1) + 1, 100), ((W - 2) % W) * 10 + k) end
+  end
+  g:free()
+  -- eager messages after the replays continue the count
+  s:fill(99)
+  ctx.ccl.send(s, next_rank)
+  ctx.ccl.recv(r, prev_rank)
+  iris.assert_equal(r, 99)
+end)
+
 one_node_test("what send and recv refuse, at the caller's line", function()
   local t = ctx:zeros(8)
   check.fails("peer must be a rank from 0 to", function() ctx.ccl.send(t, W) end)
