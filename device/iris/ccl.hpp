@@ -187,6 +187,28 @@ template <class T, class Sync>
 IRIS_DEVICE void reduce_scatter(const Team& team, const Tile& tile, SourceView<T> src, View<T> dst,
                                 const Sync& sync, Op op = Op::sum);
 
+// The rooted collectives (ctx.ccl.reduce, gather, scatter); `root` is a global rank of the team.
+// reduce: the tile's owner (member tile.index % size) waits for every member's kReady, reduces their
+// `src` tiles and writes the result into `root`'s `dst`, then publishes kDone; `root`, when it is not
+// the owner, publishes kReady and waits for the owner's kDone; the others publish kReady. In place is
+// safe (only the owner reads the tile, and writes it once it has read every member's).
+template <class T, class Sync>
+IRIS_DEVICE void reduce(const Team& team, const Tile& tile, SourceView<T> src, View<T> dst, int root,
+                        const Sync& sync, Op op = Op::sum);
+
+// gather_to: every member publishes kReady; `root` copies the tile of every member's `src` into chunk
+// (that member's index) of its local `dst`, once that member's kReady is there, then publishes kDone.
+// `src_is_chunk`: each member's source is its own chunk of its `dst` (in place), not `src`.
+template <class T, class Sync>
+IRIS_DEVICE void gather_to(const Team& team, const Tile& tile, SourceView<T> src, View<T> dst, int root,
+                           const Sync& sync, bool src_is_chunk = false);
+
+// scatter: `root` publishes kReady; every member copies chunk (its index) of root's `src` tile (the tile
+// is a tile of one chunk) into its local `dst` once root's kReady is there, then publishes kDone.
+template <class T, class Sync>
+IRIS_DEVICE void scatter(const Team& team, const Tile& tile, SourceView<T> src, int root, View<T> dst,
+                         const Sync& sync);
+
 // Publishes kReady for the tile (after __syncthreads(): the block's writes to it are covered).
 template <class Sync>
 IRIS_DEVICE void ready(const Sync& sync);

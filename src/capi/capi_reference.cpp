@@ -87,6 +87,35 @@ int iris_reference_run(iris_reference* ref, const char* collective_name, const v
                      "ncclReduceScatter");
         } else if (collective == "broadcast") {
           ref->check(api.broadcast(send, recv, count, type, root, ref->nccl_comm, stream), "ncclBroadcast");
+        } else if (collective == "reduce") {
+          ref->check(api.reduce(send, recv, count, type, nccl_op(op), root, ref->nccl_comm, stream), "ncclReduce");
+        } else if (collective == "gather" || collective == "scatter") {  // as nccl-tests: sends and receives
+          const bool gather = collective == "gather";
+          const int me = session::comm().rank();
+          ref->check(api.group_start(), "ncclGroupStart");
+          if (me == root) {
+            for (int peer = 0; peer < ref->size; ++peer) {
+              const size_t at = static_cast<size_t>(peer) * count * element;
+              if (gather) {
+                ref->check(api.recv(static_cast<char*>(recv) + at, count, type, peer, ref->nccl_comm, stream), "ncclRecv");
+              } else {
+                ref->check(api.send(static_cast<const char*>(send) + at, count, type, peer, ref->nccl_comm, stream),
+                           "ncclSend");
+              }
+            }
+          }
+          if (gather) {
+            ref->check(api.send(send, count, type, root, ref->nccl_comm, stream), "ncclSend");
+          } else {
+            ref->check(api.recv(recv, count, type, root, ref->nccl_comm, stream), "ncclRecv");
+          }
+          ref->check(api.group_end(), "ncclGroupEnd");
+        } else if (collective == "send_recv") {  // a ring: to the next rank, from the previous one
+          const int me = session::comm().rank();
+          ref->check(api.group_start(), "ncclGroupStart");
+          ref->check(api.send(send, count, type, (me + 1) % ref->size, ref->nccl_comm, stream), "ncclSend");
+          ref->check(api.recv(recv, count, type, (me + ref->size - 1) % ref->size, ref->nccl_comm, stream), "ncclRecv");
+          ref->check(api.group_end(), "ncclGroupEnd");
         } else if (collective == "all_to_all") {  // as nccl-tests does it: a send and a receive per rank
           ref->check(api.group_start(), "ncclGroupStart");
           for (int peer = 0; peer < ref->size; ++peer) {

@@ -20,7 +20,8 @@ int iris_reference_unique_id(const char* kind, uint8_t* id, size_t bytes);
 /* Collective over every rank: opens `kind` ("nccl", "rccl" or "mpi"; `id` is ignored for mpi). The
  * error says why the library is missing or refused (NCCL refuses two ranks on one GPU). */
 int iris_reference_open(const char* kind, const uint8_t* id, size_t id_bytes, iris_reference** out);
-/* Runs `collective` ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast")
+/* Runs `collective` ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast", "reduce",
+ * "gather", "scatter", "send_recv": a ring, to the next rank and from the previous one)
  * `iterations` times back to back: enqueued on the backend's stream (NCCL, RCCL) or done (MPI). `count`
  * is per rank as each library counts it: all_reduce and broadcast the elements, all_gather those sent,
  * reduce_scatter those received, all_to_all those sent to each rank. `send` may be `recv` (in place). */

@@ -59,6 +59,19 @@ void MpiCollectives::run(const std::string& collective, const void* send, void* 
     check_mpi(MPI_Alltoall(send, n, type, recv, n, type, comm), "MPI_Alltoall");
   } else if (collective == "broadcast") {
     check_mpi(MPI_Bcast(recv, n, type, root, comm), "MPI_Bcast");
+  } else if (collective == "reduce") {
+    check_mpi(MPI_Reduce(in, recv, n, type, mpi_op(op), root, comm), "MPI_Reduce");
+  } else if (collective == "gather") {
+    check_mpi(MPI_Gather(send, n, type, recv, n, type, root, comm), "MPI_Gather");
+  } else if (collective == "scatter") {
+    check_mpi(MPI_Scatter(send, n, type, recv, n, type, root, comm), "MPI_Scatter");
+  } else if (collective == "send_recv") {  // a ring: to the next rank, from the previous one
+    int me = 0, size = 1;
+    MPI_Comm_rank(comm, &me);
+    MPI_Comm_size(comm, &size);
+    check_mpi(MPI_Sendrecv(send, n, type, (me + 1) % size, 0, recv, n, type, (me + size - 1) % size, 0, comm,
+                           MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
   } else {
     throw Error(Errc::invalid_argument, "no reference for collective '" + collective + "'");
   }

@@ -32,6 +32,7 @@ using NcclStream = void*;  // cudaStream_t, hipStream_t
   X(reduce_scatter, "ncclReduceScatter", NcclResult,                                                      \
     (const void*, void*, size_t, int, int, NcclComm, NcclStream))                                         \
   X(broadcast, "ncclBroadcast", NcclResult, (const void*, void*, size_t, int, int, NcclComm, NcclStream)) \
+  X(reduce, "ncclReduce", NcclResult, (const void*, void*, size_t, int, int, int, NcclComm, NcclStream)) \
   X(send, "ncclSend", NcclResult, (const void*, size_t, int, int, NcclComm, NcclStream))                  \
   X(recv, "ncclRecv", NcclResult, (void*, size_t, int, int, NcclComm, NcclStream))                        \
   X(group_start, "ncclGroupStart", NcclResult, ())                                                        \

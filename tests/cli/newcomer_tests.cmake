@@ -96,7 +96,7 @@ iris_cli_test(bench_rows_as_measured MAX_SECONDS 60 CPU_ONLY "the cpu backend's 
   COMMAND sh ${n}/bench_stopped.sh $<TARGET_FILE:iris-lua> ${CMAKE_CURRENT_BINARY_DIR}/bench_stopped.csv
   STDOUT "^ccl_bench: [0-9]+ measurements up to 64 MiB will take about [0-9]+ s on the cpu backend. rows appear as they are measured \\(--max 1MiB, the default on cpu, takes seconds\\)\n"
          "\nall_reduce +size +variant +time us[^\n]+\n +4 KiB +auto +[0-9.]+ "
-         "\nexit 124\n--- [^\n]+bench_stopped.csv\ncollective,dtype,ranks,backend,bytes,variant,time_us,[^\n]+\nall_reduce,float32,1,cpu,4096,auto,")
+         "\nexit 124\n--- [^\n]+bench_stopped.csv\ncollective,dtype,ranks,backend,bytes,variant,calls,time_us,[^\n]+\nall_reduce,float32,1,cpu,4096,auto,")
 set_tests_properties(cli/bench_rows_as_measured PROPERTIES FIXTURES_REQUIRED ccl_kernels)
 iris_cli_test(bench_plot_refused_before_measuring EXIT 2 MAX_SECONDS 10 ENVIRONMENT PATH=/nonexistent
   ARGS ../../scripts/bench/ccl_bench.lua --plot ccl.png

@@ -1,5 +1,5 @@
 # Sourced by the GPU scripts (run_on_gpu.sh, run_patterns.sh, run_benchmarks.sh, run_one_gpu.sh,
-# run_ccl.sh, run_ops.sh, run_labs.sh, run_graphs.sh), which take the build folder as their first
+# run_ccl.sh, run_ccl_bench.sh, run_ops.sh, run_labs.sh, run_graphs.sh), which take the build folder as their first
 # argument: where things are, the environment every run on a GPU machine needs, and the steps they
 # share (step, and CUDA MPS: mps_start, mps_stop). Sets $root (this checkout), $build (the build folder,
 # default <root>/build), $logs ($OUT, the device tool's folder, when set, else <build>/gpu-logs) and

@@ -39,7 +39,11 @@ enum {
   IRIS_CCL_STATE_BYTES = 24 * 1024,
   /* The state's first two uint64: where the one-way staging is in every heap (its heap offset, 0 when
    * the heap has none) and the bytes of one of its slots; the host writes them at iris.init. */
-  IRIS_CCL_STAGING_INFO_OFFSET = IRIS_CCL_STATE_OFFSET
+  IRIS_CCL_STAGING_INFO_OFFSET = IRIS_CCL_STATE_OFFSET,
+  /* Point to point (ctx.ccl.send/recv, impl/ccl_p2p.hpp) after the staging's slots: this rank's counters
+   * (IRIS_CCL_P2P_STATE_BYTES), then IRIS_CCL_P2P_SLOTS slots of the staging's size per source rank. */
+  IRIS_CCL_P2P_STATE_BYTES = 2048,
+  IRIS_CCL_P2P_SLOTS = 2
 };
 /* cdef:end */
 
@@ -82,7 +86,8 @@ enum {
   X(pull, 9)                  \
   X(staged, 10)               \
   X(ll, 11)                   \
-  X(ll_two_shot, 12)
+  X(ll_two_shot, 12)          \
+  X(scatter_all_gather, 13)
 /* Collectives (ctx.ccl) and fused ops (ctx.ops): X(name, id, family, variants), family ccl or ops,
  * variants the names (IRIS_VARIANT_CODES) its `variant` option takes, the first the one its error
  * messages name first. A new collective is one line here (docs/architecture.md, "Where to add X"). */
@@ -91,11 +96,16 @@ enum {
   X(all_gather, 2, ccl, "persistent partitioned ll")                      \
   X(reduce_scatter, 3, ccl, "two_shot ll")                                \
   X(all_to_all, 4, ccl, "push ll")                                        \
-  X(broadcast, 5, ccl, "push ll")                                         \
+  X(broadcast, 5, ccl, "push ll scatter_all_gather")                      \
   X(matmul_all_reduce, 6, ops, "two_shot one_shot ring atomic spinlock")  \
   X(all_gather_matmul, 7, ops, "pull staged")                             \
   X(matmul_all_gather, 8, ops, "push specialized")                        \
-  X(matmul_reduce_scatter, 9, ops, "two_shot")
+  X(matmul_reduce_scatter, 9, ops, "two_shot")                           \
+  X(reduce, 10, ccl, "one_shot two_shot ll")                              \
+  X(gather, 11, ccl, "pull ll")                                           \
+  X(scatter, 12, ccl, "pull ll")                                          \
+  X(send, 13, ccl, "ll pull")                                             \
+  X(recv, 14, ccl, "ll pull")
 /* codes:end */
 
 /* The codes as C enumerators: IRIS_DTYPE_float32, IRIS_REDUCTION_sum, IRIS_VARIANT_ring,

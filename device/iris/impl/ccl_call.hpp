@@ -129,13 +129,15 @@ __device__ __noinline__ void describe(Text& text, const CallDescriptor& d, const
     text.put(" rows");
   }
   if (!is_op(collective)) text.put(" (");
-  const bool reduces = collective == all_reduce_call || collective == reduce_scatter_call;
+  const bool reduces = collective == all_reduce_call || collective == reduce_scatter_call || collective == reduce_call;
+  const bool rooted = collective == broadcast_call || collective == reduce_call || collective == gather_call ||
+                      collective == scatter_call;
   if (reduces) text.put(op_name(op));
-  if (collective == broadcast_call) {
-    text.put("root ");
+  if (rooted) {
+    text.put(reduces ? ", root " : "root ");
     text.put(d.root);
   }
-  bool first = !reduces && collective != broadcast_call && !is_op(collective);
+  bool first = !reduces && !rooted && !is_op(collective);
   auto next = [&]() {
     if (!first) text.put(", ");
     first = false;

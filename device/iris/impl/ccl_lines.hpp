@@ -60,6 +60,8 @@ struct Staging {
     const uint64_t index = (static_cast<uint64_t>(source) * 2 + (epoch & 1)) * 2 + static_cast<uint64_t>(phase);
     return reinterpret_cast<Line*>(base + index * slot_bytes);
   }
+  // One past the slots of `sources` source ranks: where point to point's region starts (ccl_p2p.hpp).
+  IRIS_DEVICE unsigned char* end(int sources) const { return reinterpret_cast<unsigned char*>(slot(sources, 0, 0)); }
 };
 
 }  // namespace detail

@@ -328,6 +328,48 @@ IRIS_DEVICE void reduce_scatter(const Team& team, const Tile& tile, SourceView<T
                         detail::reduction<T>(op));
 }
 
+template <class T, class Sync>
+IRIS_DEVICE void reduce(const Team& team, const Tile& tile, SourceView<T> src, View<T> dst, int root,
+                        const Sync& sync, Op op) {
+  const int owner = team.rank_of(static_cast<int>(tile.index % team.size));
+  if (owner != team.rank()) {
+    detail::publish(sync, kReady);
+    if (team.rank() == root) detail::wait_one(sync, owner, kDone);
+    return;
+  }
+  detail::wait_members(team, sync, kReady);
+  detail::reduce_to(team, tile, detail::as_storage(src), detail::as_storage(dst), root, detail::reduction<T>(op));
+  detail::publish(sync, kDone);
+}
+
+template <class T, class Sync>
+IRIS_DEVICE void gather_to(const Team& team, const Tile& tile, SourceView<T> src, View<T> dst, int root,
+                           const Sync& sync, bool src_is_chunk) {
+  detail::publish(sync, kReady);
+  if (team.rank() != root) return;
+  typedef typename detail::storage<T>::type S;
+  const View<const S> from = detail::as_storage(src);
+  const View<S> to = detail::as_storage(dst);
+  for (int i = 0; i < team.size; ++i) {
+    const int q = team.rank_of(i);
+    if (src_is_chunk && q == root) continue;  // the root's own chunk is in place already
+    if (q != root) detail::wait_one(sync, q, kReady);
+    detail::copy_to(team, tile, src_is_chunk ? View<const S>(to.chunk(i)) : from, q, to.chunk(i), root);
+  }
+  detail::publish(sync, kDone);
+}
+
+template <class T, class Sync>
+IRIS_DEVICE void scatter(const Team& team, const Tile& tile, SourceView<T> src, int root, View<T> dst,
+                         const Sync& sync) {
+  if (team.rank() == root) detail::publish(sync, kReady);
+  const auto from = detail::as_storage(src).chunk(team.index);
+  const auto to = detail::as_storage(dst);
+  if (team.rank() != root) detail::wait_one(sync, root, kReady);
+  if (!(team.rank() == root && detail::same_view(from, to))) detail::copy_to(team, tile, from, root, to, team.rank());
+  detail::publish(sync, kDone);
+}
+
 }  // namespace ccl
 }  // namespace iris
 

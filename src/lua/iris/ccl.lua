@@ -82,9 +82,30 @@ local AUTO = {
       { max_bytes = 4096 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
     },
+    -- broadcast's push has the root write W - 1 copies: its links carry all of them (0.32 x NCCL at
+    -- 256 MiB on 4 x H200, issue 24). From 4 ranks, above the one-way sizes, the root scatters a chunk to
+    -- each member and the members all-gather them: each link carries (W - 1) / W of the message once.
     broadcast = {
       { max_bytes = 4096 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
+      { max_bytes = ANY, max_ranks = ANY, min_ranks = 4, variant = "scatter_all_gather", blocks = 128 },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
+    },
+    -- The rooted collectives: the design's rows until a GPU measures them (docs/perf.md). One way while
+    -- the messages fit the staging, as for the others. reduce: the root pulls and reduces every tile
+    -- (one round, its links carry (W - 1) messages in); above, two_shot spreads the reductions over the
+    -- members and the root takes in only their results.
+    reduce = {
+      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
+      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "one_shot", blocks = 64 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 256 },
+    },
+    gather = {
+      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "pull", blocks = 128 },
+    },
+    scatter = {
+      { max_bytes = 4096 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "pull", blocks = 128 },
     },
   },
   -- The cpu backend runs a launch's blocks on a few threads per rank: more blocks only queue. On the
@@ -111,6 +132,19 @@ local AUTO = {
     broadcast = {
       { max_bytes = 16 * KiB, max_ranks = ANY, variant = "ll", blocks = 4 },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 4 },
+    },
+    reduce = {
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "ll", blocks = 4 },
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "one_shot", blocks = 4 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 4 },
+    },
+    gather = {
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "ll", blocks = 4 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "pull", blocks = 4 },
+    },
+    scatter = {
+      { max_bytes = 16 * KiB, max_ranks = ANY, variant = "ll", blocks = 4 },
+      { max_bytes = ANY, max_ranks = ANY, variant = "pull", blocks = 4 },
     },
   },
 }
@@ -140,7 +174,7 @@ local function choose(table_of, collective, bytes, ranks, staging, dt, run)
   local rows = table_of[collective]
   for i = 1, #rows do
     local row = rows[i]
-    if bytes <= row.max_bytes and ranks <= row.max_ranks
+    if bytes <= row.max_bytes and ranks <= row.max_ranks and ranks >= (row.min_ranks or 1)
       and (not ONE_WAY[row.variant] or fits_one_way(row.variant, staging, dt, run, ranks)) then
       return row
     end
@@ -360,6 +394,8 @@ end
 -- (device/iris/impl/ccl_lines.hpp, ccl_ll.hpp). Taken at iris.init, as a tensor every rank allocates
 -- alike: a sixteenth of the heap, at most 4 MiB of data a slot, none in heaps under 16 MiB (the
 -- one-way variants then give way to the others). Where it is goes into every rank's call state.
+-- After the slots, point to point's region (ctx.ccl.send and recv; device/iris/impl/ccl_p2p.hpp): its
+-- counters, then IRIS_CCL_P2P_SLOTS slots of the same size per source rank.
 local LINE_BYTES = 16
 local HEADER_BYTES = 16 * LINE_BYTES
 local SLOT_DATA_MAX = 4 * 1024 * KiB
@@ -375,7 +411,7 @@ function M.reserve_staging(ctx)
   local data = math.min(SLOT_DATA_MAX, math.floor((share - HEADER_BYTES) / 2 / SLOT_DATA_MIN) * SLOT_DATA_MIN)
   if data < SLOT_DATA_MIN then return end
   local slot_bytes = HEADER_BYTES + 2 * data
-  local bytes = slots * slot_bytes
+  local bytes = slots * slot_bytes + C.IRIS_CCL_P2P_STATE_BYTES + ctx.world_size * C.IRIS_CCL_P2P_SLOTS * slot_bytes
   local t = tensor.allocate("iris.init (ctx.ccl's staging)", { bytes }, bytes, dtypes.info.uint8, true)
   local info = ffi.new("uint64_t[2]", t._offset, slot_bytes)
   errors.check(C.iris_copy_from_host(ffi.cast("char*", C.iris_heap_base(ctx.rank)) + C.IRIS_CCL_STAGING_INFO_OFFSET,
@@ -471,7 +507,8 @@ function M.new(ctx)
     local bm, bn = o.block_m or DEFAULT_TILE[1], o.block_n or DEFAULT_TILE[2]
     if rows == 1 then bm, bn = 1, bm * bn end
     local tiles = tiles_of(rows, cols, bm, bn)
-    local work = (collective == "all_reduce" and variant == "two_shot") and math.ceil(tiles / g.size) or tiles
+    local owned = variant == "two_shot" and (collective == "all_reduce" or collective == "reduce")
+    local work = owned and math.ceil(tiles / g.size) or tiles -- two_shot: each member its share of the tiles
     local blocks = grid_cap(o, row)
     local grid = math.max(1, math.min(blocks, work))
     if variant == "partitioned" then -- a multiple of the members: as many blocks for each
@@ -487,6 +524,33 @@ function M.new(ctx)
     traced = trace.state.on and { what = what, args = { variant = variant, bytes = bytes, dtype = dt.name,
       members = g.size, blocks = grid, tile = bm .. "x" .. bn, call = state.seq + 1 } } or nil
     return variant, grid, threads, bm, bn
+  end
+
+  -- The 2-D views (rows, cols, each tensor's row stride) of an element-wise collective's out and inp:
+  -- the same shape, the same tensor or apart.
+  local function elementwise_views(what, out, inp)
+    check_same_shape(what, out, inp)
+    if out ~= inp and not same_layout(out, inp) and overlap(out, inp) then
+      errors.raise("invalid_argument", "%s: out and inp overlap without being the same tensor", what)
+    end
+    if out._contiguous and inp._contiguous then return 1, inp._numel, inp._numel, inp._numel end
+    need_2d(what, "out", out)
+    need_2d(what, "inp", inp)
+    local rows, cols, in_stride = rows_cols(inp)
+    local _, _, out_stride = rows_cols(out)
+    return rows, cols, in_stride, out_stride
+  end
+
+  -- A rooted call's root: a global rank of the group (default: the group's first member).
+  local function root_of(what, root, g)
+    if root == nil then return g.members[1] end
+    local member = false
+    for _, r in ipairs(g.members) do member = member or r == root end
+    if type(root) ~= "number" or not member then
+      errors.raise("invalid_argument", "%s: root must be a rank of the group %s, got %s", what, group_text(g.members),
+        describe(root))
+    end
+    return root
   end
 
   -- What every call with an output and an input checks first: tensors, dtypes, options, members.
@@ -581,20 +645,7 @@ function M.new(ctx)
     local what = "ctx.ccl.all_reduce"
     local dt, o, bytes, g = prepare(what, "all_reduce", out, inp, opts, true)
     note("all_reduce", what, out, inp, opts, nil, g.size)
-    check_same_shape(what, out, inp)
-    if out ~= inp and not same_layout(out, inp) and overlap(out, inp) then
-      errors.raise("invalid_argument", "%s: out and inp overlap without being the same tensor", what)
-    end
-    local rows, cols, in_stride, out_stride
-    if out._contiguous and inp._contiguous then
-      rows, cols, in_stride, out_stride = 1, inp._numel, inp._numel, inp._numel
-    else
-      need_2d(what, "out", out)
-      need_2d(what, "inp", inp)
-      rows, cols, in_stride = rows_cols(inp)
-      local _, _, s = rows_cols(out)
-      out_stride = s
-    end
+    local rows, cols, in_stride, out_stride = elementwise_views(what, out, inp)
     local variant, grid, threads, bm, bn, staging = plan(what, "all_reduce", dt, bytes, o, g, rows, cols,
       rows == 1 and inp._numel or nil)
     if staging then
@@ -604,6 +655,32 @@ function M.new(ctx)
     end
     launch(kernel.builtin("ccl/all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
       DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, o.async, ctx)
+    return out
+  end
+
+  -- root's out = op over the group of inp (the others' out is not written). root: a global rank of the
+  -- group (default: its first member).
+  function ccl.reduce(out, inp, root, opts)
+    if type(root) == "table" and opts == nil then root, opts = nil, root end
+    local m = repeated("reduce", out, inp, opts, root)
+    if m then
+      again(m)
+      return out
+    end
+    local what = "ctx.ccl.reduce"
+    local dt, o, bytes, g = prepare(what, "reduce", out, inp, opts, true)
+    note("reduce", what, out, inp, opts, root, g.size)
+    root = root_of(what, root, g)
+    local rows, cols, in_stride, out_stride = elementwise_views(what, out, inp)
+    local variant, grid, threads, bm, bn, staging = plan(what, "reduce", dt, bytes, o, g, rows, cols,
+      rows == 1 and inp._numel or nil)
+    if staging then
+      launch(kernel.builtin("ccl/reduce").ccl_ll_reduce, grid, threads, inp, out, inp._numel, DTYPE_CODE[dt.name],
+        OP_CODE[o.op], root, g.lo, g.hi, ctx)
+      return out
+    end
+    launch(kernel.builtin("ccl/reduce").ccl_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
+      DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], root, g.lo, g.hi, o.async, ctx)
     return out
   end
 
@@ -750,12 +827,128 @@ function M.new(ctx)
     local bytes = t._numel * dt.size
     local g = members(what, o)
     note("broadcast", what, t, nil, opts, root, g.size)
-    if root == nil then root = g.members[1] end
-    local member = false
-    for _, r in ipairs(g.members) do member = member or r == root end
-    if type(root) ~= "number" or not member then
-      errors.raise("invalid_argument", "%s: root must be a rank of the group %s, got %s", what, group_text(g.members),
-        describe(root))
+    root = root_of(what, root, g)
+    local rows, cols, stride
+    if t._contiguous then
+      rows, cols, stride = 1, t._numel, t._numel
+    else
+      need_2d(what, "t", t)
+      rows, cols, stride = rows_cols(t)
+    end
+    local variant, grid, threads, bm, bn, staging = plan(what, "broadcast", dt, bytes, o, g, rows, cols,
+      rows == 1 and cols or nil)
+    if variant == "scatter_all_gather" then
+      -- two calls of the group, each with its own checks and counters: chunks along dim 1
+      local first = t._shape[1]
+      if t._contiguous and first % g.size == 0 then
+        local n = first / g.size
+        local mine = t:narrow(1, g.index * n + 1, n)
+        local parts = { group = o.group, blocks = o.blocks }
+        ccl.scatter(mine, t, root, parts)
+        ccl.all_gather(t, mine, parts)
+        return t
+      end
+      if o.variant ~= "auto" then
+        errors.raise("invalid_argument", "%s: variant \"scatter_all_gather\" takes a contiguous tensor whose first "
+          .. "dimension (%d) divides by the group's %d members: use variant \"auto\"", what, first, g.size)
+      end
+      o = setmetatable({ variant = "push" }, { __index = o })
+      variant, grid, threads, bm, bn, staging = plan(what, "broadcast", dt, bytes, o, g, rows, cols, nil)
+    end
+    if staging then
+      launch(kernel.builtin("ccl/broadcast").ccl_ll_broadcast, grid, threads, t, cols, DTYPE_CODE[dt.name], root, g.lo, g.hi, ctx)
+      return t
+    end
+    launch(kernel.builtin("ccl/broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
+      g.lo, g.hi, ctx)
+    return t
+  end
+
+  -- Chunk i (along dim) of root's out = member i's inp (the others' out is not written). In place:
+  -- every member's inp is its own chunk of its out.
+  function ccl.gather(out, inp, root, opts)
+    if type(root) == "table" and opts == nil then root, opts = nil, root end
+    local m = repeated("gather", out, inp, opts, root)
+    if m then
+      again(m)
+      return out
+    end
+    local what = "ctx.ccl.gather"
+    local dt, o, bytes, g = prepare(what, "gather", out, inp, opts, false)
+    note("gather", what, out, inp, opts, root, g.size)
+    root = root_of(what, root, g)
+    local v = chunk_views(what, o, g.size, out, "out", inp, "inp")
+    local in_place = own_chunk(out, inp, v, g)
+    check_apart(what, out, inp, in_place)
+    local _, grid, threads, bm, bn, staging = plan(what, "gather", dt, bytes, o, g, v.rows, v.cols,
+      (v.rows == 1 and v.chunk_step == v.cols) and v.cols or nil)
+    if staging then
+      launch(kernel.builtin("ccl/gather").ccl_ll_gather, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name], root,
+        g.lo, g.hi, ctx)
+      return out
+    end
+    launch(kernel.builtin("ccl/gather").ccl_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
+      v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, root, in_place, g.lo, g.hi, o.async, ctx)
+    return out
+  end
+
+  -- Member i's out = chunk i (along dim) of root's inp. In place: out is this rank's own chunk of inp.
+  function ccl.scatter(out, inp, root, opts)
+    if type(root) == "table" and opts == nil then root, opts = nil, root end
+    local m = repeated("scatter", out, inp, opts, root)
+    if m then
+      again(m)
+      return out
+    end
+    local what = "ctx.ccl.scatter"
+    local dt, o, bytes, g = prepare(what, "scatter", out, inp, opts, false)
+    note("scatter", what, out, inp, opts, root, g.size)
+    root = root_of(what, root, g)
+    local v = chunk_views(what, o, g.size, inp, "inp", out, "out")
+    check_apart(what, out, inp, own_chunk(inp, out, v, g))
+    local _, grid, threads, bm, bn, staging = plan(what, "scatter", dt, bytes, o, g, v.rows, v.cols,
+      (v.rows == 1 and v.chunk_step == v.cols) and v.cols or nil)
+    if staging then
+      launch(kernel.builtin("ccl/scatter").ccl_ll_scatter, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name], root,
+        g.lo, g.hi, ctx)
+      return out
+    end
+    launch(kernel.builtin("ccl/scatter").ccl_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
+      v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, root, g.lo, g.hi, o.async, ctx)
+    return out
+  end
+
+  -- ---- point to point (device/iris/impl/ccl_p2p.hpp; docs/collectives.md, "Point to point") ------------
+  -- Message k from one rank to another is the k-th send between them in that direction, and their k-th
+  -- recv. A send of a message that fits a slot of the staging (variant ll) writes it into the receiver's
+  -- inbox and waits for nothing but the slot (its recv two messages ago ended); a larger one is an error
+  -- saying what to do, unless the caller asks for variant "pull", whose send waits for its recv.
+  local P2P_OPTIONS = { send = { "variant", "blocks" }, recv = { "blocks" } }
+  local P2P_BLOCKS = { gpu = 64, cpu = 4 }
+
+  -- What a send or recv checks at the caller's line, and how it runs: the view (rows, columns, row
+  -- stride), the dtype, the variant (a send's; a recv follows its send's) and the grid.
+  local function p2p_plan(what, kind, t, peer, opts)
+    check_tensor(what, "t", t, kind == "recv")
+    if type(peer) ~= "number" or peer % 1 ~= 0 or peer < 0 or peer >= ctx.world_size then
+      errors.raise("invalid_argument", "%s: peer must be a rank from 0 to %d, got %s", what, ctx.world_size - 1,
+        describe(peer))
+    end
+    if opts ~= nil and (type(opts) ~= "table" or tensor.is_tensor(opts)) then
+      errors.raise("invalid_argument", "%s: options must be a table such as {blocks = 4}, got %s", what, describe(opts))
+    end
+    opts = opts or {}
+    errors.check_keys(opts, P2P_OPTIONS[kind], what)
+    local blocks = opts.blocks and positive_integer(what, "blocks", opts.blocks, MAX_BLOCKS)
+    local variant = opts.variant or "auto"
+    if variant ~= "auto" and variant ~= "ll" and variant ~= "pull" then
+      errors.raise("invalid_argument", "%s: variant must be \"auto\", \"ll\" or \"pull\", got %s", what, describe(variant))
+    end
+    local staging = M.staging(ctx)
+    if not staging then
+      errors.raise("invalid_argument", "%s: point to point travels through the staging iris.init reserves in heaps of "
+        .. "at least %s; this heap has %s (iris.init{heap_size = ...})", what, human(STAGING_MIN_HEAP),
+        human(ctx.heap_size))
     end
     local rows, cols, stride
     if t._contiguous then
@@ -764,14 +957,62 @@ function M.new(ctx)
       need_2d(what, "t", t)
       rows, cols, stride = rows_cols(t)
     end
-    local _, grid, threads, bm, bn, staging = plan(what, "broadcast", dt, bytes, o, g, rows, cols,
-      rows == 1 and cols or nil)
-    if staging then
-      launch(kernel.builtin("ccl/broadcast").ccl_ll_broadcast, grid, threads, t, cols, DTYPE_CODE[dt.name], root, g.lo, g.hi, ctx)
+    local dt = t._dt
+    local words = math.ceil(t._numel * dt.size / 8)
+    if variant == "auto" then variant = "ll" end
+    if kind == "send" and variant == "ll" and words > staging.words then
+      errors.raise("invalid_argument", "%s: %s is more than one message holds (%s: a slot of the staging, which "
+        .. "grows with the heap, this one of %s); send it in pieces of at most that, give iris.init a larger heap, "
+        .. "or pass variant = \"pull\" (such a send waits until rank %d's recv has copied it, so rank %d must not be "
+        .. "waiting to send to this rank first)", what, human(t._numel * dt.size), human(staging.words * 8),
+        human(ctx.heap_size), peer, peer)
+    end
+    if kind == "send" and variant == "pull" and peer == ctx.rank then
+      errors.raise("invalid_argument", "%s: variant \"pull\" waits for its recv, which this rank makes after it: "
+        .. "a message to this rank itself goes as variant \"ll\" (in pieces of at most %s)", what,
+        human(staging.words * 8))
+    end
+    if peer ~= ctx.rank then errors.check(C.iris_comm_require_every_rank(what)) end
+    local threads = math.min(ONE_WAY_THREADS[device_class], math.max(32, math.ceil(words / 32) * 32))
+    local cap = blocks or (words > staging.words and 2 or 1) * P2P_BLOCKS[device_class]
+    local grid = math.max(1, math.min(cap, math.ceil(words / threads / ONE_WAY_WORDS_PER_THREAD[device_class])))
+    if kind == "send" and variant == "pull" then grid, threads = 1, 32 end -- the header alone
+    if C.iris_log_enabled(0) ~= 0 then
+      ctx:debug("%s: %s %s %s rank %d: %s, %d block%s of %d threads", what, human(t._numel * dt.size), dt.name,
+        kind == "send" and "to" or "from", peer, kind == "send" and variant or "as its send says", grid,
+        grid == 1 and "" or "s", threads)
+    end
+    traced = trace.state.on and { what = what, args = { variant = kind == "send" and variant or nil,
+      bytes = t._numel * dt.size, dtype = dt.name, peer = peer, blocks = grid, call = state.seq + 1 } } or nil
+    return rows, cols, stride, dt, variant, grid, threads
+  end
+
+  -- t to rank `peer`'s matching recv.
+  function ccl.send(t, peer, opts)
+    local m = repeated("send", t, nil, opts, peer)
+    if m then
+      again(m)
       return t
     end
-    launch(kernel.builtin("ccl/broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
-      g.lo, g.hi, ctx)
+    local what = "ctx.ccl.send"
+    note("send", what, t, nil, opts, peer, peer == ctx.rank and 1 or 2)
+    local rows, cols, stride, dt, variant, grid, threads = p2p_plan(what, "send", t, peer, opts)
+    launch(kernel.builtin("ccl/send").ccl_send, grid, threads, t, rows, cols, stride, DTYPE_CODE[dt.name], peer,
+      VARIANT_CODE[variant], ctx)
+    return t
+  end
+
+  -- t := the message of rank `peer`'s matching send (the same elements and dtype).
+  function ccl.recv(t, peer, opts)
+    local m = repeated("recv", t, nil, opts, peer)
+    if m then
+      again(m)
+      return t
+    end
+    local what = "ctx.ccl.recv"
+    note("recv", what, t, nil, opts, peer, peer == ctx.rank and 1 or 2)
+    local rows, cols, stride, dt, _, grid, threads = p2p_plan(what, "recv", t, peer, opts)
+    launch(kernel.builtin("ccl/recv").ccl_recv, grid, threads, t, rows, cols, stride, DTYPE_CODE[dt.name], peer, ctx)
     return t
   end
 

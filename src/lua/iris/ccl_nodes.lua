@@ -127,6 +127,17 @@ function M.wrap_ccl(ctx, ccl)
     ctx:barrier()
   end
 
+  -- Rank r's inp into chunk r of this rank's out (all_gather, gather). In place (inp is this rank's chunk
+  -- of out), rank r's piece is chunk r of its own out.
+  local function gather_piece(out, inp, dim, size, r)
+    local in_place = inp._alloc == out._alloc
+    if r ~= ctx.rank then
+      chunk(out, dim, r, size):copy(in_place and chunk(out, dim, r, size):peer(r) or inp:peer(r))
+    elseif not in_place then
+      chunk(out, dim, r, size):copy(inp)
+    end
+  end
+
   local wrapped = {}
   for name, fn in pairs(ccl) do wrapped[name] = fn end
 
@@ -149,15 +160,7 @@ function M.wrap_ccl(ctx, ccl)
     if not across("ctx.ccl.all_gather", opts) then return ccl.all_gather(out, inp, opts) end
     local dim = dim_of(opts)
     local size = inp:shape()[dim]
-    -- In place (inp is this rank's chunk of out), rank r's piece is chunk r of its own out.
-    local in_place = inp._alloc == out._alloc
-    gather_pieces(function(r)
-      if r ~= ctx.rank then
-        chunk(out, dim, r, size):copy(in_place and chunk(out, dim, r, size):peer(r) or inp:peer(r))
-      elseif not in_place then
-        chunk(out, dim, r, size):copy(inp)
-      end
-    end)
+    gather_pieces(function(r) gather_piece(out, inp, dim, size, r) end)
     return out
   end
 
@@ -187,6 +190,75 @@ function M.wrap_ccl(ctx, ccl)
     if ctx.rank ~= root then t:copy(t:peer(root)) end
     ctx:barrier()
     return t
+  end
+
+  -- The rooted collectives: the root's result as the others make theirs, through every rank's copy
+  -- (reduce: the hierarchical all_reduce into a scratch tensor every rank allocates alike).
+  -- (root, opts) as the caller wrote them, with what ctx.ccl would check at the caller's line before the
+  -- kernels that the path between nodes does not run: the root, and options only a reduction takes.
+  local function rooted(what, root, opts, reduces)
+    if type(root) == "table" and opts == nil then root, opts = nil, root end
+    if root ~= nil and (type(root) ~= "number" or root % 1 ~= 0 or root < 0 or root >= ctx.world_size) then
+      errors.raise("invalid_argument", "%s: root must be a rank of the group {0, ..., %d}, got %s", what,
+        ctx.world_size - 1, tostring(root))
+    end
+    local o = type(opts) == "table" and opts or {}
+    if not reduces and o.op ~= nil then errors.raise("invalid_argument", "%s: takes no op (it only copies)", what) end
+    if not reduces and o.variant ~= nil and o.variant ~= "auto" and o.variant ~= "pull" and o.variant ~= "ll" then
+      errors.raise("invalid_argument", "%s: variant must be \"auto\", \"pull\" or \"ll\", got %s", what,
+        tostring(o.variant))
+    end
+    return root or 0, opts
+  end
+
+  function wrapped.reduce(out, inp, root, opts)
+    if not across("ctx.ccl.reduce", type(root) == "table" and root or opts) then return ccl.reduce(out, inp, root, opts) end
+    root, opts = rooted("ctx.ccl.reduce", root, opts, true)
+    local so, si = out:shape(), inp:shape()
+    if table.concat(so, ",") ~= table.concat(si, ",") or out.dtype ~= inp.dtype then
+      errors.raise("invalid_argument", "ctx.ccl.reduce: out has shape {%s} (%s), inp {%s} (%s); they must be the same",
+        table.concat(so, ", "), out.dtype, table.concat(si, ", "), inp.dtype)
+    end
+    local full = ctx:empty_like(inp)
+    all_reduce(full, inp, copy_options(opts, { group = false }))
+    if ctx.rank == root then out:copy(full) end
+    full:free()
+    return out
+  end
+
+  function wrapped.gather(out, inp, root, opts)
+    if not across("ctx.ccl.gather", type(root) == "table" and root or opts) then return ccl.gather(out, inp, root, opts) end
+    root, opts = rooted("ctx.ccl.gather", root, opts, false)
+    local dim = dim_of(opts)
+    local size = inp:shape()[dim]
+    gather_pieces(function(r)
+      if ctx.rank == root then gather_piece(out, inp, dim, size, r) end
+    end)
+    return out
+  end
+
+  function wrapped.scatter(out, inp, root, opts)
+    if not across("ctx.ccl.scatter", type(root) == "table" and root or opts) then return ccl.scatter(out, inp, root, opts) end
+    root, opts = rooted("ctx.ccl.scatter", root, opts, false)
+    local dim = dim_of(opts)
+    local size = out:shape()[dim]
+    gather_pieces(function(r)
+      if r ~= ctx.rank then return end
+      local mine = chunk(r == root and inp or inp:peer(root), dim, r, size)
+      if not (r == root and inp._alloc == out._alloc) then out:copy(mine) end
+    end)
+    return out
+  end
+
+  -- Point to point between nodes would need the transport's own matching (not there yet): refused.
+  for _, name in ipairs { "send", "recv" } do
+    wrapped[name] = function(t, peer, opts)
+      if type(peer) == "number" and peer >= 0 and peer < ctx.world_size and C.iris_node_of(peer) ~= ctx.node then
+        errors.raise("invalid_argument", "ctx.ccl.%s: rank %d is on node %d, this rank on node %d; point to point "
+          .. "between nodes is not there yet (docs/multinode.md), only between the ranks of one node", name, peer, C.iris_node_of(peer), ctx.node)
+      end
+      return ccl[name](t, peer, opts)
+    end
   end
 
   return wrapped

@@ -32,7 +32,7 @@ M.common = {
 
 -- The keys an option's declaration may have, and a spec's (for misspelled declarations; the
 -- reference's coverage test reads them too).
-M._option_keys = { "type", "gpu", "min", "max", "choices", "arg" }
+M._option_keys = { "type", "gpu", "min", "max", "choices", "arg", "bare" }
 M._spec_keys = { "name", "about", "usage", "options", "positional" }
 
 local TYPES = { string = "TEXT", integer = "N", number = "X", bytes = "BYTES", boolean = "", file = "FILE",
@@ -85,7 +85,7 @@ local function declarations(list, what)
         .. "bytes, boolean, file, plot, choice, list)", entry[1], tostring(kind))
     end
     out[#out + 1] = { name = entry[1], default = entry[2], help = entry[3] or "", gpu = entry.gpu, type = kind,
-      min = entry.min, max = entry.max, choices = entry.choices, arg = entry.arg }
+      min = entry.min, max = entry.max, choices = entry.choices, arg = entry.arg, bare = entry.bare }
   end
   return out
 end
@@ -161,6 +161,7 @@ local function print_help(spec, named, positional, gpu)
       local default = (on_gpu == nil or on_gpu == cpu) and cpu or ("%s on GPUs, %s on cpu"):format(on_gpu, cpu)
       text = ("%s (default: %s)"):format(text, default)
     end
+    if o.bare ~= nil then text = ("%s (--%s alone: %s)"):format(text, o.name, tostring(o.bare)) end
     lines[#lines + 1] = ("  %-18s %s"):format(left, text)
   end
   for _, o in ipairs(positional) do help_line(o, o.name) end
@@ -169,7 +170,8 @@ local function print_help(spec, named, positional, gpu)
       o.help = ("%s (default: %s)"):format(o.help, o.default and "yes" or "no")
       help_line(o, "--[no-]" .. o.name)
     else
-      help_line(o, ("--%s %s"):format(o.name, o.arg or TYPES[o.type]))
+      local placeholder = o.arg or TYPES[o.type]
+      help_line(o, ("--%s %s"):format(o.name, o.bare ~= nil and ("[" .. placeholder .. "]") or placeholder))
     end
   end
   lines[#lines + 1] = ("  %-18s %s"):format("--help", "this text")
@@ -215,7 +217,10 @@ function M.parse(argv, spec)
         if value then option_error("%s takes no value", "--" .. name) end
         given[o.name] = { value = not negated }
       else
-        if not value then
+        local following = argv[i + 1]
+        if not value and o.bare ~= nil and (following == nil or (following:sub(1, 1) == "-" and not tonumber(following))) then
+          value = o.bare -- given alone: its bare value
+        elseif not value then
           i = i + 1
           value = argv[i]
           if value == nil then option_error("--%s needs %s", name, o.type == "file" and "a file name" or "a value") end

@@ -1,0 +1,67 @@
+// ctx.ccl.recv (src/lua/iris/ccl.lua; docs/collectives.md, "Point to point"): message k from the peer,
+// as impl/ccl_p2p.hpp lays it out, checked against this recv's size and dtype. Its send is
+// kernels/ccl/send.hip, whose variant the header names.
+#include <iris/impl/ccl_p2p.hpp>
+
+namespace {
+
+using namespace iris::ccl;
+
+// The spin of a line that was not there at the first look, out of line as OneWay::receive's.
+__device__ __noinline__ uint64_t wait_line(const detail::P2p& p, const detail::Line* line) {
+  uint64_t data = 0;
+  detail::spin_until([&] { return detail::line_load(line, p.flag(), data); },
+                     [&](unsigned long long waited) { detail::p2p_not_sent(p, waited); });
+  return data;
+}
+
+// Thread t of the grid takes words t, t + threads, ... of the message: from the lines in this rank's
+// inbox (ll), or from the sender's tensor in its heap (pull).
+template <class S>
+__device__ __noinline__ void receive(const detail::P2p& p, const detail::Flat<S> t, const detail::P2pHeader& header,
+                                     int variant) {
+  using namespace ::iris::ccl::detail;
+  const int64_t words = words_of<S>(t.n);
+  const int64_t step = static_cast<int64_t>(gridDim.x) * thread_count();
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * thread_count() + thread_index();
+  if (variant == variant::pull) {
+    const uintptr_t base = static_cast<uintptr_t>(p.ctx.heap_bases[p.peer]);
+    const Flat<const S> from{reinterpret_cast<const S*>(base + header.offset), header.cols, header.stride, t.n};
+    for (int64_t w = first; w < words; w += step) t.store(w, from.load(w));
+    return;
+  }
+  const Line* slot = p.inbox(p.peer) + kHeaderLines;
+  for (int64_t w = first; w < words; w += step) {
+    uint64_t x = 0;
+    if (!line_load(slot + w, p.flag(), x)) x = wait_line(p, slot + w);
+    t.store(w, x);
+  }
+}
+
+}  // namespace
+
+// data: rows x cols elements of `dtype`, row stride `stride` (a contiguous tensor is 1 x n).
+__global__ void ccl_recv(void* data, long rows, long cols, long stride, int dtype, int peer, iris::Context ctx) {
+  using namespace ::iris::ccl::detail;
+  const P2p p = p2p(ctx, peer, false, "ctx.ccl.recv");
+  const int64_t n = static_cast<int64_t>(rows) * cols;
+  __shared__ uint64_t words[1 + kP2pWords];
+  if (thread_index() == 0) {
+    const Line* header = p.inbox(peer);
+    for (int i = 0; i <= kP2pWords; ++i) {
+      if (!line_load(header + i, p.flag(), words[i])) words[i] = wait_line(p, header + i);
+    }
+    if (words[0] != p2p_hash(static_cast<uint64_t>(n), dtype, peer, p.me)) {
+      p2p_mismatch(p, header_of(words + 1),
+                   static_cast<uint64_t>(n), dtype);
+    }
+  }
+  __syncthreads();
+  const P2pHeader header = header_of(words + 1);
+  const int variant = static_cast<int>(header.kind >> 8 & 0xff);
+  IRIS_CCL_FOR_SIZE(dtype, T, receive<T>(p, Flat<T>{static_cast<T*>(data), cols, stride, n}, header, variant))
+  p.finish(&p.state->received[peer], [&] {
+    // Every block has read its lines (or the sender's tensor): the sender may reuse the slot, or its tensor.
+    ::iris::signal_set(&p.state->consumed[p.me], p.k, p.me, peer, ctx.heap_bases);
+  });
+}
