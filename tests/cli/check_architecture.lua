@@ -5,7 +5,7 @@
 -- 2. The Lua side reads no IRIS_* variable with os.getenv: src/core/env.def's reader does (iris.env).
 -- 3. device/iris/impl/ is the device header's own: outside device/iris, only abi.h (the ABI the host
 --    shares, from src/ and tests/) and the call protocol of the built-in collectives and ops
---    (ccl_call.hpp, ccl_ll.hpp, ops_call.hpp, from kernels/ and docs/experiments/) are included.
+--    (ccl_call.hpp, ccl_ll.hpp, ccl_p2p.hpp, ops_call.hpp, from kernels/ and docs/experiments/) are included.
 -- 4. No dead C API: every iris_* function a capi header declares for the Lua side (between the cdef
 --    markers) is called from Lua (src/lua, scripts, labs, tests) or a test.
 -- Prints "architecture rules: N checked" or each broken rule, and exits 1.
@@ -91,6 +91,7 @@ local ALLOWED = {
   ["abi.h"] = { "^src/", "^tests/" },
   ["ccl_call.hpp"] = { "^kernels/", "^docs/experiments/" },
   ["ccl_ll.hpp"] = { "^kernels/", "^docs/experiments/" },
+  ["ccl_p2p.hpp"] = { "^kernels/" },
   ["ops_call.hpp"] = { "^kernels/", "^docs/experiments/" },
 }
 for _, folder in ipairs { "src", "kernels", "tests", "labs", "scripts", "docs", "include" } do

@@ -166,7 +166,8 @@ IRIS_DEVICE void put_message(Text& text, uint64_t count, int dtype) {
 
 [[noreturn]] __device__ __noinline__ void p2p_mismatch(const P2p& p, const P2pHeader& theirs, uint64_t count,
                                                        int dtype) {
-  report([&](Text& text) {
+  // (The numbers of the call protocol are the collectives'; a message's number is in the text.)
+  report(0, 0, p.peer, [&](Text& text) {
     text.put("ctx.ccl.send/recv: rank ");
     text.put(p.peer);
     text.put(" sent ");
@@ -192,7 +193,7 @@ IRIS_DEVICE void put_message(Text& text, uint64_t count, int dtype) {
 // A recv that waited too long for its message.
 [[noreturn]] __device__ __noinline__ void p2p_not_sent(const P2p& p, unsigned long long waited_ns) {
   const uint64_t sent = ::iris::detail::atomic_load(&p.peer_state()->sent[p.me], relaxed, sys);
-  report([&](Text& text) {
+  report(0, 0, p.peer, [&](Text& text) {
     text.put("ctx.ccl.recv on rank ");
     text.put(p.me);
     text.put(": rank ");
@@ -211,14 +212,14 @@ IRIS_DEVICE void put_message(Text& text, uint64_t count, int dtype) {
     text.put(" to rank ");
     text.put(p.me);
     text.put(")");
-  });
+  }, waited_ns);
 }
 
 // A send that waited too long for the receiver: for its credit (`needed` = k - slots), or for its own
 // recv (a pulled message, `needed` = k).
 [[noreturn]] __device__ __noinline__ void p2p_not_received(const P2p& p, uint64_t needed, uint64_t seen,
                                                            unsigned long long waited_ns) {
-  report([&](Text& text) {
+  report(0, 0, p.peer, [&](Text& text) {
     text.put("ctx.ccl.send on rank ");
     text.put(p.me);
     text.put(": rank ");
@@ -241,7 +242,7 @@ IRIS_DEVICE void put_message(Text& text, uint64_t count, int dtype) {
       text.put(" messages to one rank wait for their recvs, the next send waits for the first of them");
     }
     text.put(")");
-  });
+  }, waited_ns);
 }
 
 // Until the peer has received this rank's messages up to `needed` (its recvs write `consumed`).
