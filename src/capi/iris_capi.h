@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IRIS_ABI_VERSION 7
+#define IRIS_ABI_VERSION 8
 
 #ifdef __cplusplus
 extern "C" {

@@ -53,6 +53,63 @@ local function blocks_per_sm(ctx, op) return (ctx.backend == "cuda" and TWO_BLOC
 
 local function shape_text(t) return tensor.shape_text(t._shape) end
 
+-- ---- the whole-kernel GEMM on Hopper (gemm.hpp, "The whole-kernel GEMM on Hopper") -------------------
+-- 16-bit matrices on an H100 or H200 (kernels compiled for sm_90a) multiply in kernels of their own:
+-- TMA loads, warp-specialized, persistent, one block per SM; 1.0 to 1.7 x cuBLAS where the tile above
+-- runs at 0.5 x (docs/perf.md). Their operands are tensor maps (ctx:tensor_map).
+local TMA = {
+  threads = C.IRIS_GEMM_TMA_THREADS, shared = C.IRIS_GEMM_TMA_SHARED_BYTES,
+  tile_m = C.IRIS_GEMM_TMA_TILE_M, tile_n = C.IRIS_GEMM_TMA_TILE_N,
+  -- The boxes each operand is read or written in ({rows, columns}): A k-major, B and C mn-major.
+  box = { a = { 128, 64 }, b = { 64, 64 }, c = { 64, 64 } },
+}
+M.TMA = TMA
+
+-- Why `ctx` cannot take the whole-kernel GEMM at all, or nil when it can (found once per context).
+local function tma_unavailable(ctx)
+  if ctx.backend ~= "cuda" then return "the " .. ctx.backend .. " backend has no TMA" end
+  local arch = ffi.string(C.iris_device_arch())
+  if arch ~= "sm_90a" then return ("kernels are compiled for %s, not sm_90a (an H100 or H200)"):format(arch) end
+  return nil
+end
+
+-- Why these operands cannot go to the whole-kernel GEMM, or nil when they can: 16-bit elements, rows
+-- contiguous and on 16-byte boundaries (what a tensor map takes), no empty dimension.
+local function tma_refuses(dt, ...)
+  if dt.name ~= "float16" and dt.name ~= "bfloat16" then return dt.name .. " elements (it takes float16 and bfloat16)" end
+  for i = 1, select("#", ...) do
+    local t = select(i, ...)
+    if t._shape[1] == 0 or t._shape[2] == 0 then return "an empty matrix" end
+    if t._strides[2] ~= 1 or (t._strides[1] * 2) % 16 ~= 0 or tonumber(ffi.cast("uintptr_t", t:data_ptr())) % 16 ~= 0 then
+      return "a matrix whose rows are not contiguous on 16-byte boundaries"
+    end
+  end
+  return nil
+end
+M.tma_refuses = tma_refuses
+
+-- Tensor maps by tensor: a map depends only on the memory, shape and strides it names, so the one made
+-- for a tensor serves again while those are the same (a benchmark's loop encodes nothing).
+local maps = setmetatable({}, { __mode = "k" })
+local function map_of(ctx, t, box)
+  local per = maps[t]
+  if not per then
+    per = {}
+    maps[t] = per
+  end
+  local key = box[1] * 65536 + box[2]
+  local cached = per[key]
+  local ptr = t:data_ptr()
+  if cached and cached.ptr == ptr and cached.rows == t._shape[1] and cached.cols == t._shape[2]
+    and cached.stride == t._strides[1] then
+    return cached.map
+  end
+  local map = ctx:tensor_map(t, box)
+  per[key] = { ptr = ptr, rows = t._shape[1], cols = t._shape[2], stride = t._strides[1], map = map }
+  return map
+end
+M.map_of = map_of
+
 local function matrix_of(what, name, t, writable)
   ccl.check_tensor(what, name, t, writable)
   if t._ndim ~= 2 then
@@ -106,6 +163,7 @@ function M.new(ctx)
   local workspaces = {}
   local device_class = ctx.backend == "cpu" and "cpu" or "gpu"
   local share -- found at the first call
+  local tma_why = tma_unavailable(ctx) -- nil: this device runs the whole-kernel GEMM
 
   -- The default grid: the blocks of `op`'s kernel that this rank's share of the device holds at once
   -- (ccl.device_share: the multiprocessors divided among the node's ranks that share the device, whose
@@ -198,6 +256,19 @@ function M.new(ctx)
     local dt, m, n, k = product_operands(what, out, a, b)
     expect_shape(what, "out", out, m, n, "A x B")
     local o = read_options(what, "matmul", opts)
+    local why = tma_why or tma_refuses(dt, a, b, out)
+    if not why then
+      local tiles = math.ceil(m / TMA.tile_m) * math.ceil(n / TMA.tile_n)
+      local blocks = math.max(1, math.min(o.blocks or ctx:get_cu_count(), tiles))
+      kernel.builtin("ops/matmul")["ops_matmul_tma_" .. dt.name]:launch(
+        { grid = blocks, block = TMA.threads, shared = TMA.shared }, map_of(ctx, a, TMA.box.a), map_of(ctx, b, TMA.box.b),
+        map_of(ctx, out, TMA.box.c), m, n, k)
+      return out
+    end
+    if C.iris_log_enabled(0) ~= 0 then
+      ctx:debug("%s: %d x %d x %d %s on the 128 x 128 tile, not the whole-kernel GEMM on Hopper: %s", what, m, n, k,
+        dt.name, why)
+    end
     -- Not collective (one rank may multiply alone), so the grid is this device's own.
     local blocks = math.max(1, math.min(o.blocks or ctx:get_cu_count() * blocks_per_sm(ctx, "matmul"),
       tiles_of(m, n)))
