@@ -753,6 +753,13 @@ local function header(what)
   end
 end
 
+-- Every ctx.ccl kernel the run launches compiled on every rank before the first collective: a rank
+-- still compiling one (seconds on the cpu backend, with a cold kernel cache) leaves its peers waiting
+-- inside a collective past IRIS_WAIT_TIMEOUT. The kernel cache makes this quick after the first run.
+local kernel = require "iris.kernel"
+for _, collective in ipairs(wanted) do kernel.builtin("ccl/" .. collective) end
+ctx:barrier()
+
 if stress_calls then
   local seconds = stress(stress_calls)
   injected()
