@@ -181,9 +181,8 @@ IRIS_DEVICE Staging staging();
 //   C (m x n): 64 x 64
 // Elements past the matrices read as zeros and are not written, so any m, n and k work. Elsewhere than
 // sm_90a, run() fails with a message (the platform's kernels use the tile above).
-struct alignas(64) TensorMap {
-  uint64_t opaque[16];  // CUtensorMap
-};
+using TensorMap = abi::TensorMapData;  // CUtensorMap's 128 bytes (impl/abi.h: Lua fills the same struct)
+static_assert(sizeof(TensorMap) == 128 && alignof(TensorMap) == 64, "a CUtensorMap");
 
 namespace tma {
 

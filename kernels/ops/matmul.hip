@@ -54,3 +54,21 @@ __global__ void IRIS_GEMM_KERNEL ops_matmul_float32(const void* a, const void* b
                                                     long a_stride, long b_stride, long c_stride) {
   run_either<float>(a, b, c, m, n, k, a_stride, b_stride, c_stride);
 }
+
+// On an H100 or H200 (kernels compiled for sm_90a), 16-bit matrices whose rows lie on 16-byte
+// boundaries: the whole-kernel GEMM (gemm.hpp, "The whole-kernel GEMM on Hopper"), 384 threads a block,
+// IRIS_GEMM_TMA_SHARED_BYTES of dynamic shared memory, one block per SM; A (m x k), B (k x n) and C as
+// tensor maps that ops.lua encodes (boxes 128 x 64, 64 x 64, 64 x 64). Elsewhere run() fails with a
+// message, and ops.lua launches the kernels above instead.
+__global__ void IRIS_GEMM_TMA_KERNEL ops_matmul_tma_float16(const __grid_constant__ iris::gemm::TensorMap a,
+                                                            const __grid_constant__ iris::gemm::TensorMap b,
+                                                            const __grid_constant__ iris::gemm::TensorMap c, long m,
+                                                            long n, long k) {
+  iris::gemm::tma::run<iris::half>(a, b, c, m, n, k, blockIdx.x, gridDim.x);
+}
+__global__ void IRIS_GEMM_TMA_KERNEL ops_matmul_tma_bfloat16(const __grid_constant__ iris::gemm::TensorMap a,
+                                                             const __grid_constant__ iris::gemm::TensorMap b,
+                                                             const __grid_constant__ iris::gemm::TensorMap c, long m,
+                                                             long n, long k) {
+  iris::gemm::tma::run<iris::bfloat16>(a, b, c, m, n, k, blockIdx.x, gridDim.x);
+}

@@ -1,13 +1,15 @@
--- ops_bench: every ctx.ops fused op over a sweep of shapes, three ways measured in the same run: the
--- fused kernel; bulk-synchronous with our own pieces (ctx.ops.matmul, then the ctx.ccl collective, or
--- the other way round); and the vendor's (cuBLAS, then NCCL, both loaded at run time; absent on the cpu
--- and hip backends, and NCCL refuses ranks sharing one GPU: the bench says which and why).
+-- ops_bench: every ctx.ops op over a sweep of shapes, a column per variant measured in the same run
+-- (--variants: auto; bulk, ctx.ops.matmul then the ctx.ccl collective, or the other way round; fused, the
+-- fused kernel auto runs where it does not take bulk; any variant by name, or all of them) and the
+-- vendor's (cuBLAS, then NCCL, both loaded at run time; absent on the cpu and hip backends, and NCCL
+-- refuses ranks sharing one GPU: the bench says which and why).
 --   mpirun -np 2 iris-lua scripts/bench/ops_bench.lua [--op LIST] [--shapes LIST] [--dtype bfloat16]
---                                                    [--iters N] [--validate] [--csv FILE] [--json FILE]
+--                          [--variants auto,bulk,fused|all] [--iters N] [--validate] [--csv FILE] [--json FILE]
 -- Shapes are Iris's global M x N x K: Iris's default 8192x4608x36864, and shapes where the communication
--- dominates (small K). Time: median of --iters calls, the slowest rank's. TFLOP/s: 2 M N K / time.
--- "bulk/fused" and "vendor/fused" are time ratios (above 1: the fused op is faster). The GEMM alone (ours
--- against cuBLAS) is measured too, on the shapes' local GEMM. docs/ops.md explains the columns.
+-- dominates (small K). Time: median of --iters calls, the slowest rank's. TFLOP/s: 2 M N K / auto's time.
+-- "vend/auto" is the vendor's time over auto's (above 1: ours is faster). --validate checks every
+-- variant's result, and the vendor's, against bulk's (every element). The GEMM alone (ours against
+-- cuBLAS) is measured too, on the shapes' local GEMM. docs/ops.md explains the columns.
 local reference = require "iris.reference"
 
 local OPS = { "matmul_all_reduce", "matmul_all_gather", "all_gather_matmul", "matmul_reduce_scatter" }
@@ -25,8 +27,10 @@ local options = iris.options(arg, {
     { "warmup", 1, "untimed calls before them", min = 0, gpu = 3 },
     { "comm_blocks", 16, "communication blocks of the ops that have them (matmul_all_gather's specialized, "
       .. "all_gather_matmul's staged: the variants auto runs on GPUs)", min = 1 },
-    { "validate", true, "check the fused result against the bulk-synchronous one (every element)", type = "boolean",
-      gpu = false },
+    { "variants", "auto,bulk,fused", "columns: auto, bulk, fused (the fused kernel auto runs where it does not take "
+      .. "bulk), a variant's name, or all (every variant of the ops)", type = "list" },
+    { "validate", true, "check every variant's result and the vendor's against bulk's (every element)",
+      type = "boolean", gpu = false },
   },
 })
 if not options then return end
@@ -79,51 +83,85 @@ if cublas.ok then
 end
 
 local function gemm(out, a, b, beta) reference.gemm(out, a, b, beta) end
+
+-- --validate: every element of `got` against `want` (contiguous, one dtype) on the device, the GPU's
+-- shapes being too large to compare in Lua: the count of elements further apart than atol + rtol |want|,
+-- and the first of them, which the error shows.
+local differences = iris.compile [[
+__global__ void count_differences(const void* got, const void* want, long n, int dtype, float rtol, float atol,
+                                  unsigned long long* out) {
+  unsigned long long bad = 0, first = static_cast<unsigned long long>(n);
+  for (long i = blockIdx.x * static_cast<long>(blockDim.x) + threadIdx.x; i < n; i += static_cast<long>(gridDim.x) * blockDim.x) {
+    float g, w;
+    if (dtype == 0) {
+      g = float(static_cast<const iris::half*>(got)[i]), w = float(static_cast<const iris::half*>(want)[i]);
+    } else if (dtype == 1) {
+      g = float(static_cast<const iris::bfloat16*>(got)[i]), w = float(static_cast<const iris::bfloat16*>(want)[i]);
+    } else {
+      g = static_cast<const float*>(got)[i], w = static_cast<const float*>(want)[i];
+    }
+    if (!(fabsf(g - w) <= atol + rtol * fabsf(w))) {
+      if (bad == 0) first = static_cast<unsigned long long>(i);
+      ++bad;
+    }
+  }
+  if (bad != 0) {
+    atomicAdd(&out[0], bad);
+    atomicMin(&out[1], first);
+  }
+}]].count_differences
+local DTYPE_CODE = { float16 = 0, bfloat16 = 1, float32 = 2 }
+local tally = ctx:zeros({ 2 }, "uint64")
+local function check_close(got, want, what)
+  local n = got:numel()
+  tally:fill(0)
+  tally:set(2, n)
+  differences:launch({ grid = math.max(1, math.min(4 * ctx:get_cu_count(), math.ceil(n / 256))), block = 256 }, got, want,
+    n, DTYPE_CODE[dtype], dtype == "float32" and 1e-4 or 2e-2, 0.5, tally)
+  ctx:synchronize()
+  local bad = tonumber(tally:get(1))
+  if bad ~= 0 then
+    local first = tonumber(tally:get(2))
+    local cols = got._shape[2]
+    local r, c = math.floor(first / cols) + 1, first % cols + 1
+    error(("ops_bench on rank %d: %s: %d of %d elements differ, the first at {%d, %d}: %s, expected %s"):format(me, what,
+      bad, n, r, c, tostring(got:get(r, c)), tostring(want:get(r, c))), 0)
+  end
+end
 local function nccl(collective, send, recv, count) reference.run(vendor, collective, send, recv, count, dtype) end
 
 -- The bulk-synchronous way of an op that multiplies, then communicates: ours (ctx.ops.matmul into tmp,
 -- then ctx.ccl's `collective` into out) and the vendor's (cuBLAS, then NCCL's, which counts the elements
 -- of the smaller buffer: all_gather its input, reduce_scatter its output, all_reduce either).
 local function gemm_then(collective)
-  local function ours(t, out)
-    ctx.ops.matmul(t.tmp, t.a, t.b)
-    ctx.ccl[collective](out, t.tmp)
-  end
-  local function theirs(t, out)
+  return function(t, out)
     gemm(t.tmp, t.a, t.b)
     nccl(collective, t.tmp, out, math.min(t.tmp:numel(), out:numel()))
   end
-  return ours, theirs
 end
 
 -- ---- the ops ---------------------------------------------------------------------------------------------
 
--- For each op, from the global M, N, K: the operands' shapes, the fused call, our bulk-synchronous way
--- and the vendor's (each writing its `out`).
+-- For each op, from the global M, N, K: the operands' shapes, whether it takes comm_blocks, and the
+-- vendor's way (writing its `out`); ctx.ops[op] with each variant is ours.
 local OP = {}
 OP.matmul_all_reduce = {
   shapes = function(s) return { a = { s.m, s.k / W }, b = { s.k / W, s.n }, out = { s.m, s.n }, tmp = { s.m, s.n } } end,
-  fused = function(t) ctx.ops.matmul_all_reduce(t.out, t.a, t.b) end,
+  vendor = gemm_then("all_reduce"),
 }
-OP.matmul_all_reduce.bulk, OP.matmul_all_reduce.vendor = gemm_then("all_reduce")
-local comm = { comm_blocks = options.comm_blocks }
 OP.matmul_all_gather = { -- along dim 1: rank r's rows of C, as NCCL's all_gather lays them out
   shapes = function(s) return { a = { s.m / W, s.k }, b = { s.k, s.n }, out = { s.m, s.n }, tmp = { s.m / W, s.n } } end,
-  fused = function(t) ctx.ops.matmul_all_gather(t.out, t.a, t.b, comm) end,
+  comm = true,
   -- What this rank's communication blocks move over the links: its M/W rows of C to every peer.
   sent = function(s) return (W - 1) * (s.m / W) * s.n * element end,
+  vendor = gemm_then("all_gather"),
 }
-OP.matmul_all_gather.bulk, OP.matmul_all_gather.vendor = gemm_then("all_gather")
 OP.all_gather_matmul = {
   shapes = function(s)
     return { a = { s.m, s.k / W }, b = { s.k, s.n }, out = { s.m, s.n }, tmp = { s.m, s.k }, stack = { W * s.m, s.k / W } }
   end,
-  fused = function(t) ctx.ops.all_gather_matmul(t.out, t.a, t.b, comm) end,
+  comm = true,
   sent = function(s) return (W - 1) * s.m * (s.k / W) * element end, -- every peer's shard, fetched once
-  bulk = function(t, out)
-    ctx.ccl.all_gather(t.tmp, t.a, { dim = 2 })
-    ctx.ops.matmul(out, t.tmp, t.b)
-  end,
   -- NCCL stacks the shards (rank r's m x k/W below rank r-1's): C = the sum of shard r times B's rows of r.
   vendor = function(t, out)
     nccl("all_gather", t.a, t.stack, t.a:numel())
@@ -135,23 +173,61 @@ OP.all_gather_matmul = {
 }
 OP.matmul_reduce_scatter = { -- along dim 1: rank r gets rows r of the sum
   shapes = function(s) return { a = { s.m, s.k / W }, b = { s.k / W, s.n }, out = { s.m / W, s.n }, tmp = { s.m, s.n } } end,
-  fused = function(t) ctx.ops.matmul_reduce_scatter(t.out, t.a, t.b) end,
+  vendor = gemm_then("reduce_scatter"),
 }
-OP.matmul_reduce_scatter.bulk, OP.matmul_reduce_scatter.vendor = gemm_then("reduce_scatter")
+
+-- The columns (--variants, "all" spelled out in the ops' order) and, for an op, the variant a column
+-- runs (nil where the op has no such variant).
+local ops_lua = require "iris.ops"
+local VARIANTS = {}
+for _, c in ipairs(require("iris.codes").collectives) do VARIANTS[c.name] = c.variants end
+local columns, listed = {}, {}
+local function add_column(name)
+  if not listed[name] then
+    listed[name] = true
+    columns[#columns + 1] = name
+  end
+end
+for _, word in ipairs(options.variants) do
+  if word == "all" then
+    add_column("auto")
+    add_column(ops_lua.BULK)
+    for _, name in ipairs(ops_wanted) do
+      for _, v in ipairs(VARIANTS[name]) do add_column(v) end
+    end
+  else
+    local known = word == "auto" or word == ops_lua.BULK or word == "fused"
+    for _, name in ipairs(OPS) do
+      for _, v in ipairs(VARIANTS[name]) do known = known or v == word end
+    end
+    if not known then
+      iris.options.usage_error("--variants: '%s' is not auto, bulk, fused, all or a variant of the ops", word)
+    end
+    add_column(word)
+  end
+end
+local function variant_of(column, name)
+  if column == "auto" or column == ops_lua.BULK then return column end
+  if column == "fused" then return ops_lua.FUSED[ctx.backend == "cpu" and "cpu" or "gpu"][name] end
+  for _, v in ipairs(VARIANTS[name]) do
+    if v == column then return v end
+  end
+  return nil
+end
 
 -- ---- the sweep ---------------------------------------------------------------------------------------------
 
-local function fmt(ms) return ms and ("%10.3f"):format(ms) or ("%10s"):format("-") end
-local function ratio(ms, fused_ms) return ms and ("%8.2f"):format(ms / fused_ms) or ("%8s"):format("-") end
+local function fmt(ms) return ms and ("%9.3f"):format(ms) or ("%9s"):format("-") end
+local function ratio(ms, ours_ms) return (ms and ours_ms) and ("%9.2f"):format(ms / ours_ms) or ("%9s"):format("-") end
 
 if me == 0 then
   print(("ops_bench on %d rank%s, backend %s (%s, ctx:get_cu_count() %d), %s, median of %d calls"):format(W,
     W == 1 and "" or "s", ctx.backend, ctx.device_name or "?", ctx:get_cu_count(), dtype, options.iters))
   print("vendor: " .. (vendor.handle and "cuBLAS then NCCL" or "none: " .. vendor.why))
   if cublas.ok and not vendor.handle then print("the GEMM alone is compared with cuBLAS") end
-  print(("link GB/s per SM: what the %d communication blocks of matmul_all_gather and all_gather_matmul moved over "
-    .. "the links, per block, over the fused call's time (their copies are staged through the bulk-copy unit on "
-    .. "sm_90+)"):format(options.comm_blocks))
+  print(("ms per call for each variant; \"auto runs\" names auto's choice; vend/auto: the vendor's time over auto's; "
+    .. "link GB/s per SM: what the %d communication blocks of matmul_all_gather and all_gather_matmul moved over "
+    .. "the links, per block, over auto's time where it ran them"):format(options.comm_blocks))
 end
 local rows = {}
 -- Progress past 2 s (iris.progress, as ccl_bench's): a step per op and shape; cleared before each row.
@@ -160,8 +236,9 @@ for _, s in ipairs(shapes) do
   local flops = 2 * s.m * s.n * s.k
   if me == 0 then
     print(("\nM x N x K = %d x %d x %d (%.3g TFLOP per call)"):format(s.m, s.n, s.k, flops / 1e12))
-    print(("  %-22s %10s %8s %10s %10s %8s %10s %8s %9s"):format("op", "fused ms", "TFLOP/s", "bulk ms", "vendor ms",
-      "TFLOP/s", "bulk/fus", "vend/fus", "GB/s/SM"))
+    local head = ("  %-22s"):format("op")
+    for _, column in ipairs(columns) do head = head .. (" %9s"):format(column:sub(1, 9)) end
+    print(head .. (" %9s %-12s %9s %9s %9s"):format("vendor", "auto runs", "vend/auto", "TFLOP/s", "GB/s/SM"))
   end
   for _, name in ipairs(ops_wanted) do
     local op = OP[name]
@@ -171,30 +248,51 @@ for _, s in ipairs(shapes) do
     for _, key in ipairs { "out", "tmp", "stack" } do t[key] = sh[key] and ctx:zeros(sh[key], dtype) end
     local expected = ctx:zeros(sh.out, dtype)
     progress:step("%s %dx%dx%d", name, s.m, s.n, s.k)
-    local fused_ms = timed(function() op.fused(t) end)
-    local bulk_ms = timed(function() op.bulk(t, expected) end)
-    local vendor_ms = vendor.handle and timed(function() op.vendor(t, expected) end) or nil
+    local function run(variant, out)
+      ctx.ops[name](out, t.a, t.b, { variant = variant, comm_blocks = op.comm and options.comm_blocks or nil })
+    end
+    -- Each variant once, whichever columns name it.
+    local ms = {}
+    for _, column in ipairs(columns) do
+      local v = variant_of(column, name)
+      if v and not ms[v] then ms[v] = timed(function() run(v, t.out) end) end
+    end
+    local vendor_ms = vendor.handle and timed(function() op.vendor(t, t.out) end) or nil
+    local auto_runs = ops_lua.auto_variant(ctx, name, dtype, s.m, s.n, s.k)
     if options.validate then
-      t.out:fill(0)
-      op.fused(t)
-      for _, way in ipairs { "bulk", vendor.handle and "vendor" or nil } do
-        expected:fill(0)
-        op[way](t, expected)
-        ctx:synchronize()
-        iris.assert_allclose(t.out, expected, { rtol = dtype == "float32" and 1e-4 or 2e-2, atol = 0.5,
-          msg = ("%s %dx%dx%d: the fused result differs from the %s one"):format(name, s.m, s.n, s.k, way) })
+      run(ops_lua.BULK, expected)
+      local checks = {}
+      for v in pairs(ms) do checks[#checks + 1] = v end
+      table.sort(checks)
+      if vendor.handle then checks[#checks + 1] = "vendor" end
+      for _, v in ipairs(checks) do
+        t.out:fill(0)
+        if v == "vendor" then op.vendor(t, t.out) else run(v, t.out) end
+        check_close(t.out, expected, ("%s %dx%dx%d: %s's result against bulk's"):format(name, s.m, s.n, s.k, v))
       end
     end
     progress:finish()
-    -- Only where blocks of their own communicate (the GPU's auto variants), and something crosses a link.
-    local per_sm = op.sent and W > 1 and ctx.backend ~= "cpu" and op.sent(s) / (fused_ms * 1e6) / options.comm_blocks or nil
+    local auto_ms = ms.auto or ms[auto_runs]
+    -- Only where blocks of their own communicate (the GPU's fused variants), and something crosses a link.
+    local per_sm = op.sent and W > 1 and ctx.backend ~= "cpu" and auto_ms and auto_runs ~= ops_lua.BULK
+      and op.sent(s) / (auto_ms * 1e6) / options.comm_blocks or nil
     if me == 0 then
-      print(("  %-22s %s %8.4g %s %s %8s %s %s %9s"):format(name, fmt(fused_ms), flops / (fused_ms * 1e9), fmt(bulk_ms),
-        fmt(vendor_ms), vendor_ms and ("%8.4g"):format(flops / (vendor_ms * 1e9)) or "-", ratio(bulk_ms, fused_ms),
-        ratio(vendor_ms, fused_ms), per_sm and ("%9.2f"):format(per_sm) or "-"))
+      local line = ("  %-22s"):format(name)
+      for _, column in ipairs(columns) do
+        local v = variant_of(column, name)
+        line = line .. " " .. fmt(v and ms[v])
+      end
+      print(line .. (" %s %-12s %s %9s %9s"):format(fmt(vendor_ms), auto_runs, ratio(vendor_ms, auto_ms),
+        auto_ms and ("%9.4g"):format(flops / (auto_ms * 1e9)) or "-", per_sm and ("%9.2f"):format(per_sm) or "-"))
     end
-    rows[#rows + 1] = { op = name, m = s.m, n = s.n, k = s.k, fused_ms = fused_ms, bulk_ms = bulk_ms,
-      vendor_ms = vendor_ms, fused_tflops = flops / (fused_ms * 1e9), link_gbs_per_sm = per_sm }
+    for _, column in ipairs(columns) do
+      local v = variant_of(column, name)
+      if v then
+        rows[#rows + 1] = { op = name, variant = v, column = column, m = s.m, n = s.n, k = s.k, ms = ms[v],
+          vendor_ms = vendor_ms, tflops = flops / (ms[v] * 1e9), auto_runs = auto_runs,
+          link_gbs_per_sm = column == "auto" and per_sm or nil }
+      end
+    end
     for _, key in ipairs { "stack", "tmp", "out", "b", "a" } do
       if t[key] then t[key]:free() end
     end
@@ -205,17 +303,23 @@ for _, s in ipairs(shapes) do
     ctx:zeros({ s.m, s.n }, dtype)
   local ours = timed(function() ctx.ops.matmul(c, a, b) end)
   local theirs = cublas.ok and timed(function() gemm(c, a, b) end) or nil
+  if options.validate and cublas.ok then
+    local mine = ctx:zeros({ s.m, s.n }, dtype)
+    ctx.ops.matmul(mine, a, b)
+    gemm(c, a, b)
+    check_close(mine, c, ("ctx.ops.matmul %dx%dx%d against cuBLAS"):format(s.m, s.n, s.k / W))
+    mine:free()
+  end
   local local_flops = 2 * s.m * s.n * s.k / W
   if me == 0 then
-    print(("  %-22s %s %8.4g %10s %s %8s %8s %s"):format("GEMM alone (M N K/W)", fmt(ours), local_flops / (ours * 1e9),
-      "", fmt(theirs), theirs and ("%8.4g"):format(local_flops / (theirs * 1e9)) or "-", "",
-      theirs and ("%8.2f"):format(theirs / ours) or ("%8s"):format("-")))
+    print(("  %-22s %s%s %s %-12s %s %9.4g"):format("GEMM alone (M N K/W)", fmt(ours), (" "):rep(10 * (#columns - 1)), fmt(theirs), "matmul",
+      ratio(theirs, ours), local_flops / (ours * 1e9)))
   end
-  rows[#rows + 1] = { op = "gemm", m = s.m, n = s.n, k = s.k / W, fused_ms = ours, vendor_ms = theirs,
-    fused_tflops = local_flops / (ours * 1e9) }
+  rows[#rows + 1] = { op = "gemm", variant = "matmul", column = "matmul", m = s.m, n = s.n, k = s.k / W, ms = ours,
+    vendor_ms = theirs, tflops = local_flops / (ours * 1e9) }
   a:free(); b:free(); c:free()
 end
 if vendor.handle then reference.close(vendor) end
-iris.options.write(options, rows, { columns = { "op", "m", "n", "k", "fused_ms", "bulk_ms", "vendor_ms",
-  "fused_tflops", "link_gbs_per_sm" }, setting = { ranks = W, backend = ctx.backend, device = ctx.device_name, dtype = dtype,
+iris.options.write(options, rows, { columns = { "op", "variant", "column", "m", "n", "k", "ms", "vendor_ms",
+  "tflops", "auto_runs", "link_gbs_per_sm" }, setting = { ranks = W, backend = ctx.backend, device = ctx.device_name, dtype = dtype,
   vendor = vendor.handle and "cuBLAS+NCCL" or vendor.why } })

@@ -44,6 +44,7 @@ int kind_code(programs::ParamKind kind) {
     case programs::ParamKind::context: return IRIS_PARAM_CONTEXT;
     case programs::ParamKind::float16: return IRIS_PARAM_FLOAT16;
     case programs::ParamKind::bfloat16: return IRIS_PARAM_BFLOAT16;
+    case programs::ParamKind::tensor_map: return IRIS_PARAM_TENSOR_MAP;
     case programs::ParamKind::unsupported: break;
   }
   return -1;  // never handed out: Program::kernel refuses such kernels
@@ -160,6 +161,23 @@ int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uin
     programs::Kernel& k = kernel_of(kernel);
     *seconds = k.registry->backend().time_raw_launches(*k.module, k.function, config_of(dims, shared_bytes), args,
                                                        iterations);
+  });
+}
+
+int iris_tensor_map_encode(const void* ptr, int dtype, uint64_t rows, uint64_t cols, uint64_t row_stride,
+                           uint32_t box_rows, uint32_t box_cols, void* out) {
+  return capi::guarded([&] {
+    runtime::TensorMapSpec spec;
+    spec.base = ptr;
+    spec.dtype = dtype;
+    spec.rows = rows;
+    spec.cols = cols;
+    spec.row_stride = row_stride;
+    spec.box_rows = box_rows;
+    spec.box_cols = box_cols;
+    abi::TensorMapData map;
+    session::backend().encode_tensor_map(spec, &map);
+    std::memcpy(out, &map, sizeof map);
   });
 }
 

@@ -24,7 +24,8 @@ enum {
   IRIS_PARAM_BOOL = 3,
   IRIS_PARAM_CONTEXT = 4,
   IRIS_PARAM_FLOAT16 = 5,
-  IRIS_PARAM_BFLOAT16 = 6
+  IRIS_PARAM_BFLOAT16 = 6,
+  IRIS_PARAM_TENSOR_MAP = 7 /* iris::gemm::TensorMap by value: an iris_tensor_map cdata (impl/abi.h) */
 };
 
 typedef struct iris_param_info {
@@ -71,6 +72,14 @@ int iris_kernel_launch(iris_kernel* kernel, const uint32_t* dims, uint64_t share
 /* Backend::time_raw_launches: the same launch `iterations` times straight through the driver. */
 int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uint64_t shared_bytes, void** args,
                                   int iterations, double* seconds);
+
+/* A TMA descriptor (iris::gemm::TensorMap; impl/abi.h's iris_tensor_map, 128 bytes on 64) of the
+   row-major rows x cols matrix of dtype `dtype` (IRIS_DTYPE_*) at device address `ptr`, rows
+   `row_stride` elements apart, boxes of box_rows x box_cols elements, 128-byte swizzle (gemm.hpp lists
+   the boxes iris::gemm::tma reads), elements past the matrix read as zeros: into `out`. The cuda
+   backend encodes it (cuTensorMapEncodeTiled); the others fail, saying TMA needs an H100 or H200. */
+int iris_tensor_map_encode(const void* ptr, int dtype, uint64_t rows, uint64_t cols, uint64_t row_stride,
+                           uint32_t box_rows, uint32_t box_cols, void* out);
 
 /* The largest launch the device takes (Backend::launch_limits): grid x, y, z, block x, y, z, and
    threads per block. Fails before iris_init (unless a registry of its own is in place). */

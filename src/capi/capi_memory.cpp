@@ -83,6 +83,12 @@ const char* iris_device_name(void) {
   return name.c_str();
 }
 
+const char* iris_device_arch(void) {
+  static std::string arch;
+  arch = session::initialized() ? session_backend().code_target().arch : "";
+  return arch.c_str();
+}
+
 int iris_device_ordinal(void) { return session::initialized() ? session_backend().device() : 0; }
 
 uint64_t iris_heap_size(void) { return session::initialized() ? session_heap().size() : 0; }

@@ -26,6 +26,8 @@ const char* iris_backend_names(void);
 /* The session's facts; "" / 0 before iris_init. */
 const char* iris_backend_name(void);
 const char* iris_device_name(void);
+/* What this rank's kernels are compiled for: "sm_90a" (an H100 or H200), "gfx90a", "x86_64" (cpu). */
+const char* iris_device_arch(void);
 int iris_device_ordinal(void);
 uint64_t iris_heap_size(void);
 /* Where this rank sees `rank`'s heap (a device address); NULL before iris_init or for a bad rank. */

@@ -504,7 +504,8 @@ ParamType classify_param(const std::string& type, const std::map<std::string, st
   std::vector<Token> core;
   for (const Token& tok : tokens) {
     if (tok.text == "const" || tok.text == "volatile" || tok.text == "__restrict__" || tok.text == "__restrict" ||
-        tok.text == "restrict" || tok.text == "struct" || tok.text == "class" || tok.text == "typename") {
+        tok.text == "restrict" || tok.text == "struct" || tok.text == "class" || tok.text == "typename" ||
+        tok.text == "__grid_constant__") {
       continue;
     }
     core.push_back(tok);
@@ -558,6 +559,13 @@ ParamType classify_param(const std::string& type, const std::map<std::string, st
     out.bytes = sizeof(abi::ContextData);
     return out;
   }
+  // A TMA descriptor (gemm.hpp): 128 bytes by value, which Lua passes as an iris_tensor_map cdata.
+  if (base == "gemm::TensorMap" || base == "TensorMap" || base == "abi::TensorMapData" || base == "iris_tensor_map") {
+    out.kind = ParamKind::tensor_map;
+    out.ctype = "iris_tensor_map";
+    out.bytes = sizeof(abi::TensorMapData);
+    return out;
+  }
   if (auto s = named_scalars().find(base); s != named_scalars().end()) {
     out.kind = s->second.kind;
     out.ctype = s->second.ctype;
@@ -568,7 +576,8 @@ ParamType classify_param(const std::string& type, const std::map<std::string, st
     return out;
   }
   out.why_unsupported = "a kernel parameter of type '" + out.spelled +
-                        "' cannot be passed from Lua: use a pointer (tensor), a number, a boolean or iris::Context";
+                        "' cannot be passed from Lua: use a pointer (tensor), a number, a boolean, iris::Context or "
+                        "iris::gemm::TensorMap";
   return out;
 }
 

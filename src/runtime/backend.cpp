@@ -14,4 +14,12 @@ void Backend::refuse_while_capturing(const char* what) const {
                      what));
 }
 
+void Backend::encode_tensor_map(const TensorMapSpec&, void*) const {
+  throw Error(Errc::unsupported,
+              format("tensor maps (TMA descriptors, iris::gemm::TensorMap) need the cuda backend on an NVIDIA H100 "
+                     "or H200 (compute capability 9.0); the %s backend has no TMA: use iris::gemm's tile "
+                     "(gemm::multiply) there",
+                     name()));
+}
+
 }  // namespace iris::runtime

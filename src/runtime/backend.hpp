@@ -55,6 +55,15 @@ struct MappedHostBuffer {
   size_t bytes = 0;
 };
 
+// A TMA descriptor's matrix (Backend::encode_tensor_map): row-major, rows `row_stride` elements apart,
+// of one dtype (IRIS_DTYPE_*), read and written in boxes of box_rows x box_cols with 128-byte swizzle.
+struct TensorMapSpec {
+  const void* base = nullptr;  // device address
+  int dtype = 0;
+  uint64_t rows = 0, cols = 0, row_stride = 0;
+  uint32_t box_rows = 0, box_cols = 0;
+};
+
 // A loaded module (cubin, code object or shared object).
 class Module {
  public:
@@ -152,6 +161,10 @@ class Backend {
   // bookkeeping), waits, and returns the seconds it took: what k:launch from Lua is measured against.
   virtual double time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
                                    int iterations) = 0;
+  // Encodes a TMA descriptor (iris::gemm::TensorMap, 128 bytes) of `spec` into `out` (64-byte aligned).
+  // Only NVIDIA's Hopper and later have TMA: the others throw Error(unsupported) saying so.
+  virtual void encode_tensor_map(const TensorMapSpec& spec, void* out) const;
+
   // The stream everything is enqueued on, as the vendor's libraries take it (CUstream, hipStream_t), so
   // a library measured beside iris (NCCL, RCCL) runs on the same stream; null on the cpu backend.
   virtual void* native_stream() const { return nullptr; }

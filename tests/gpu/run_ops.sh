@@ -9,6 +9,12 @@
 #   tests/gpu/run_ops.sh <build-dir> validate    # examples 07-16 at 1024 x 2048 x 4096, validated
 #   tests/gpu/run_ops.sh <build-dir> bench [ops_bench options]   # ops_bench, CSV included
 #   tests/gpu/run_ops.sh <build-dir> examples    # examples 07-16 at Iris's sizes (8192 x 4608 x 36864)
+#   tests/gpu/run_ops.sh <build-dir> hopper [ops_bench options]   # one call of at most $BUDGET s (480):
+#       the whole-kernel GEMM on Hopper in ctx.ops (issue 25): ops_fused at $ranks ranks, ops_bench
+#       (auto, bulk, fused, cuBLAS then NCCL; every result validated on the device), then ops_fused at 1
+#       rank, gemm_device and the mismatches while time is left. Kernels from a cache warmed here:
+#         IRIS_CACHE_DIR=.carry/kcache IRIS_CROSS_COMPILE=cuda:sm_90a build/bin/iris-lua tests/cli/fixtures/ops_compile.lua
+#       (and ccl_compile.lua; docs/testing.md), then there IRIS_CACHE_DIR=.carry/kcache tests/gpu/run_ops.sh .carry/build hopper
 # Ranks: $RANKS, default the GPUs, at least 2. Logs and CSVs go to $OUT (or <build>/gpu-logs).
 set -u
 phase=${2:-test}
@@ -34,7 +40,7 @@ test)
   step "gemm_device at 1 rank" 120 "$iris" test tests/lua/gemm_device.lua
   step "ops_fused at 1 rank" 100 "$iris" test tests/lua/ops_fused.lua
   step "ops_fused at $ranks ranks" 150 "${mpi[@]}" "$iris" test tests/lua/ops_fused.lua
-  for case in size variant collective; do
+  for case in size variant collective bulk; do
     step "mismatch: $case (must end with an error naming both ranks)" 40 "${mpi[@]}" "$iris" \
       tests/cli/fixtures/ops_mismatch.lua "$case"
   done
@@ -51,12 +57,33 @@ bench)
   step "ops_bench at $ranks ranks" 540 "${mpi[@]}" "$iris" scripts/bench/ops_bench.lua --csv "$logs/ops_bench.csv" \
     "${@:3}"
   ;;
+hopper)
+  budget=${BUDGET:-480}
+  nvidia-smi -L | tee -a "$log"
+  timed_step() {  # <title> <seconds> <command...>: step, its limit cut to what is left of $budget
+    local left=$((budget - SECONDS)) limit=$2 title=$1
+    shift 2
+    [ "$left" -lt 15 ] && { echo "=== skip $title: the call's $budget s are spent" | tee -a "$log"; return; }
+    step "$title" $((limit < left ? limit : left)) "$@"
+  }
+  timed_step "the fused ops' kernels (the carried cache, else NVRTC)" 150 "$iris" tests/cli/fixtures/ops_compile.lua
+  timed_step "the collectives' kernels (the carried cache, else NVRTC)" 150 "$iris" tests/cli/fixtures/ccl_compile.lua
+  timed_step "ops_fused at $ranks ranks" 120 "${mpi[@]}" "$iris" test tests/lua/ops_fused.lua
+  timed_step "ops_bench at $ranks ranks, validated" 240 "${mpi[@]}" "$iris" scripts/bench/ops_bench.lua --validate \
+    --iters 5 --warmup 2 --csv "$logs/ops_bench_hopper.csv" "${@:3}"
+  timed_step "ops_fused at 1 rank" 60 "$iris" test tests/lua/ops_fused.lua
+  timed_step "gemm_device at 1 rank" 60 "$iris" test tests/lua/gemm_device.lua
+  for case in bulk variant; do
+    timed_step "mismatch: $case (must end with an error naming both ranks)" 30 "${mpi[@]}" "$iris" \
+      tests/cli/fixtures/ops_mismatch.lua "$case"
+  done
+  ;;
 examples)
   for example in $examples; do
     step "$example at Iris's sizes" 55 "${mpi[@]}" "$iris" scripts/$example.lua --no-validate \
       --csv "$logs/$example.csv"
   done
   ;;
-*) echo "run_ops.sh: the phase is compile_ccl, compile_ops, test, validate, bench or examples, got '$phase'"; exit 2 ;;
+*) echo "run_ops.sh: the phase is compile_ccl, compile_ops, test, validate, bench, examples or hopper, got '$phase'"; exit 2 ;;
 esac
 echo "=== summary (exit codes)"; grep '^=== exit' "$log" | sort | uniq -c

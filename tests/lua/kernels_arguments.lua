@@ -85,3 +85,28 @@ local out = ctx:zeros(1, "int32")
 macros.seven:launch({ grid = 1, block = 1 }, out, 1)
 ctx:synchronize()
 assert(out:to_table()[1] == 7, "kernel through #define PTR wrote " .. tostring(out:to_table()[1]))
+
+-- A TMA descriptor (iris::gemm::TensorMap, 128 bytes) passes by value as `const __grid_constant__`: the
+-- kernel reads the bytes Lua put in the slot. Only the cuda backend on an H100 or H200 encodes one
+-- (ctx:tensor_map); elsewhere the call says so, and a map made by hand still travels (issue 25).
+local ffi = require "ffi"
+local peek = iris.compile [[
+__global__ void peek(const __grid_constant__ iris::gemm::TensorMap map, uint64_t* out, int n) {
+  if (threadIdx.x == 0) { out[0] = map.opaque[0] + n; out[1] = map.opaque[15]; }
+}]].peek
+local map = ffi.new("iris_tensor_map")
+map.opaque[0], map.opaque[15] = 41, 7
+local seen = ctx:zeros(2, "uint64")
+peek:launch(cfg, map, seen, 1)
+assert(seen:get(1) == 42 and seen:get(2) == 7, "the tensor map's first and last words: " .. seen:get(1) .. ", " .. seen:get(2))
+expect_error("argument 1 'map' (const __grid_constant__ iris::gemm::TensorMap) expects a tensor map "
+  .. "(ctx:tensor_map(t, box)), got number 3", function() peek:launch(cfg, 3, seen, 1) end)
+local matrix = ctx:zeros({ 128, 64 }, "bfloat16")
+if ctx.backend == "cuda" then
+  local ok, made = pcall(ctx.tensor_map, ctx, matrix, { 128, 64 })
+  assert(ok or tostring(made):find("compute capability 9.0", 1, true), tostring(made))
+else
+  expect_error("the " .. ctx.backend .. " backend has no TMA", function() ctx:tensor_map(matrix, { 128, 64 }) end)
+end
+expect_error("ctx:tensor_map(t, {box_rows, box_cols}): t must be a matrix (2-d) whose rows are contiguous",
+  function() ctx:tensor_map(matrix:transpose(1, 2), { 64, 64 }) end)

@@ -28,11 +28,28 @@ iris.test("matmul: each dtype, and A as a window of a larger matrix", function()
   end
 end)
 
+-- Rows on 16-byte boundaries with partial tiles of the whole-kernel GEMM on Hopper (128 x 256, steps of
+-- 64 k): on an H100 or H200 ctx.ops.matmul and the bulk variants take it for 16-bit inputs; elsewhere
+-- the tile, against the same products.
+iris.test("matmul and bulk on shapes the whole-kernel GEMM takes", function()
+  local m, n, k = 136, 264, 72
+  for _, dtype in ipairs { "bfloat16", "float16" } do
+    local a, b, c = ctx:zeros({ m, k }, dtype), ctx:zeros({ k, n }, dtype), ctx:zeros({ m, n }, dtype)
+    local bv = g.values(0, k, n, 2)
+    g.fill(a, g.values(me, m, k, 1))
+    g.fill(b, bv)
+    ctx.ops.matmul(c, a, b)
+    g.check(ctx, c, g.matmul(g.values(me, m, k, 1), bv, m, n, k), "matmul " .. dtype)
+    ctx.ops.matmul_all_reduce(c, a, b, { variant = "bulk" })
+    g.check(ctx, c, summed(m, n, k, 1, bv), "matmul_all_reduce bulk " .. dtype)
+  end
+end)
+
 iris.test("matmul_all_reduce: every variant, twice in a row", function()
   local b = ctx:zeros({ K, N }, "float16")
   local bv = g.values(0, K, N, 2)
   g.fill(b, bv)
-  for _, variant in ipairs { "two_shot", "one_shot", "ring", "atomic", "spinlock" } do
+  for _, variant in ipairs { "two_shot", "one_shot", "ring", "atomic", "spinlock", "bulk" } do
     local a, c = ctx:zeros({ M, K }, "float16"), ctx:zeros({ M, N }, "float16")
     for round = 1, 2 do
       g.fill(a, g.values(me, M, K, round))
@@ -53,11 +70,11 @@ iris.test("matmul_all_reduce: bfloat16 and float32", function()
   end
 end)
 
-iris.test("matmul_all_gather: push and specialized, dim 1 and 2", function()
+iris.test("matmul_all_gather: push, specialized and bulk, dim 1 and 2", function()
   local bv = g.values(0, K, N, 2)
   local b = ctx:zeros({ K, N }, "bfloat16")
   g.fill(b, bv)
-  for _, variant in ipairs { "push", "specialized" } do
+  for _, variant in ipairs { "push", "specialized", "bulk" } do
     for dim = 1, 2 do
       local a = ctx:zeros({ M, K }, "bfloat16")
       local out = ctx:zeros(dim == 1 and { W * M, N } or { M, W * N }, "bfloat16")
@@ -100,8 +117,9 @@ local function check_all_gather_matmul(m, n, k, dtype, variants)
   end
 end
 
-iris.test("all_gather_matmul: pull and staged", function()
-  check_all_gather_matmul(M, N, K, "float32", { "pull", "staged" })
+iris.test("all_gather_matmul: pull, staged and bulk", function()
+  check_all_gather_matmul(M, N, K, "float32", { "pull", "staged", "bulk" })
+  check_all_gather_matmul(M, N, K, "bfloat16", { "bulk" })
 end)
 
 -- Shards whose rows are 2 KiB or more: staged copies them with the bulk-copy unit on sm_90+ (ops::send_rows),
@@ -111,18 +129,18 @@ iris.test("all_gather_matmul: staged with rows for the bulk-copy unit", function
   check_all_gather_matmul(130, 24, 1048, "bfloat16", { "staged" })
 end)
 
-iris.test("matmul_reduce_scatter: dim 1 and 2", function()
+iris.test("matmul_reduce_scatter: auto and bulk, dim 1 and 2", function()
   local m, n = 34 * W, 38 * W
   local bv = g.values(0, K, n, 2)
   local b = ctx:zeros({ K, n }, "float16")
   g.fill(b, bv)
   local sum = summed(m, n, K, 1, bv)
-  for dim = 1, 2 do
+  for _, variant in ipairs { "auto", "bulk" } do for dim = 1, 2 do
     local a = ctx:zeros({ m, K }, "float16")
     local cm, cn = dim == 1 and m / W or m, dim == 1 and n or n / W
     local out = ctx:zeros({ cm, cn }, "float16")
     g.fill(a, g.values(me, m, K, 1))
-    ctx.ops.matmul_reduce_scatter(out, a, b, { dim = dim })
+    ctx.ops.matmul_reduce_scatter(out, a, b, { dim = dim, variant = variant })
     local expected = {}
     for i = 0, cm - 1 do
       for j = 0, cn - 1 do
@@ -130,8 +148,8 @@ iris.test("matmul_reduce_scatter: dim 1 and 2", function()
         expected[i * cn + j + 1] = sum[r * n + c + 1]
       end
     end
-    g.check(ctx, out, expected, "matmul_reduce_scatter dim " .. dim)
-  end
+    g.check(ctx, out, expected, ("matmul_reduce_scatter %s dim %d"):format(variant, dim))
+  end end
 end)
 
 iris.test("ops and collectives in a row on the same buffers, no barrier between them", function()
@@ -173,7 +191,7 @@ iris.test("arguments are checked at the caller's line", function()
     ctx.ops.matmul(ctx:zeros({ 8, 6 }, "int32"), i, ctx:zeros({ 4, 6 }, "int32"))
   end, "out is int32; ctx.ops multiplies float16, bfloat16 and float32")
   refused(function() ctx.ops.matmul_all_reduce(c, a, b, { variant = "push" }) end,
-    "variant must be \"auto\" or \"two_shot\", \"one_shot\", \"ring\", \"atomic\", \"spinlock\", got 'push'")
+    "variant must be \"auto\", \"two_shot\", \"one_shot\", \"ring\", \"atomic\", \"spinlock\" or \"bulk\", got 'push'")
   refused(function() ctx.ops.matmul_all_reduce(c, a, b, { dim = 2 }) end,
     "unknown option 'dim' (options: variant, blocks)")
   local square = ctx:zeros({ 6, 6 }, "float16")

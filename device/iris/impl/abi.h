@@ -32,6 +32,10 @@ enum {
   IRIS_CCL_TILE_ELEMENTS_CPU = 64, /* the same on the cpu backend (fewer, fuller threads cost less) */
   IRIS_GEMM_TILE = 128,         /* iris::gemm's block_m and block_n (gemm::kTileM, kTileN) */
   IRIS_GEMM_THREADS = 256,      /* threads of a block that multiplies (gemm::kThreads) */
+  IRIS_GEMM_TMA_THREADS = 384,  /* the whole-kernel GEMM on Hopper's block (gemm::tma::kThreads) */
+  IRIS_GEMM_TMA_TILE_M = 128,   /* its tile (gemm::tma::kTileM x kTileN) */
+  IRIS_GEMM_TMA_TILE_N = 256,
+  IRIS_GEMM_TMA_SHARED_BYTES = 230464, /* its dynamic shared memory (gemm::tma::Config<>::kSharedBytes) */
   /* Where the collectives (ctx.ccl) keep their flags and counters: inside the heap's runtime scratch
    * region (src/heap/layout.hpp), after the device barrier's slots; zeroed at iris.init like the rest
    * of it. device/iris/impl/ccl_call.hpp lays it out. */
@@ -140,6 +144,19 @@ typedef struct iris_context_data {
 /* cdef:end */
 #ifdef __cplusplus
 typedef iris_context_data ContextData;
+#endif
+
+/* iris::gemm::TensorMap (gemm.hpp, "The whole-kernel GEMM on Hopper"): a TMA descriptor of a matrix, the
+ * driver's CUtensorMap, 128 bytes on a 64-byte boundary. Kernels take it by value (`const
+ * __grid_constant__ iris::gemm::TensorMap`, parameter kind IRIS_PARAM_TENSOR_MAP); the Lua side fills it
+ * with iris_tensor_map_encode (the cuda backend's cuTensorMapEncodeTiled) and passes this cdata. */
+/* cdef:begin */
+typedef struct iris_tensor_map {
+  uint64_t opaque[16];
+} __attribute__((aligned(64))) iris_tensor_map;
+/* cdef:end */
+#ifdef __cplusplus
+typedef iris_tensor_map TensorMapData;
 #endif
 
 /* Where a failed device-side wait reports before it traps. Host memory mapped into the device

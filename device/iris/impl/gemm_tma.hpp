@@ -25,6 +25,11 @@ namespace iris {
 namespace gemm {
 namespace tma {
 
+// ops.lua launches the whole-kernel GEMM with the numbers impl/abi.h gives Lua.
+static_assert(kThreads == IRIS_GEMM_TMA_THREADS && kTileM == IRIS_GEMM_TMA_TILE_M && kTileN == IRIS_GEMM_TMA_TILE_N &&
+                  Config<>::kSharedBytes == IRIS_GEMM_TMA_SHARED_BYTES,
+              "impl/abi.h's IRIS_GEMM_TMA_* are gemm::tma's");
+
 IRIS_HOST_DEVICE int64_t tiles(int64_t m, int64_t n) { return ((m + kTileM - 1) / kTileM) * ((n + kTileN - 1) / kTileN); }
 
 // Tile `index` of the grouped order: kGroupM rows of tiles walked column by column, so the CTAs working

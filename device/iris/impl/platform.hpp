@@ -50,6 +50,11 @@ typedef unsigned long uintptr_t;
 #define IRIS_DEVICE __device__ __forceinline__
 #define IRIS_HOST_DEVICE __host__ __device__ __forceinline__
 #endif
+// A kernel parameter the device reads where the launch put it (CUDA 11.7+: a TMA descriptor, gemm.hpp's
+// TensorMap); the other platforms copy parameters as they like, so the qualifier means nothing there.
+#if !defined(IRIS_PLATFORM_CUDA) && !defined(__grid_constant__)
+#define __grid_constant__
+#endif
 
 // ---- 16-bit floats ------------------------------------------------------------------------------------
 #if defined(IRIS_PLATFORM_CUDA)

@@ -6,8 +6,8 @@
 // VARIANT:
 //   tma            tma::run<T> with Config<4, 64, 2> (4 stages, 64-column epilogue boxes, 2 buffers): the default
 //   tma_s3_e256    Config<3, 256, 1>;  tma_s3_e128x2: Config<3, 128, 2>;  tma_s4_e128: Config<4, 128, 1>
-//   nvrtc          docs/experiments/gemm_tma/kernel.hip compiled at run time by NVRTC as iris-lua compiles
-//                  kernels (-std=c++17 -lineinfo --gpu-architecture=sm_90a, iris/iris.hpp first): the default
+//   nvrtc          kernels/ops/matmul.hip (ctx.ops.matmul's ops_matmul_tma_*) compiled at run time by NVRTC as
+//                  iris-lua compiles kernels (-std=c++17 -lineinfo --gpu-architecture=sm_90a, iris/iris.hpp first): the default
 //   tile           the 128 x 128 block tile of iris::gemm (gemm::multiply, 256 threads, two blocks per SM):
 //                  what ctx.ops.matmul runs today
 //   layouts        tma's four operand layouts (A row- or column-major, B row- or column-major), checked
@@ -200,10 +200,10 @@ static std::string read_text(const std::string& path) {
 
 static Runner nvrtc_runner(bool bf16, int sms, const std::string& repo) {
   const std::string name = bf16 ? "ops_matmul_tma_bfloat16" : "ops_matmul_tma_float16";
-  const std::string source = "#include <iris/iris.hpp>\n#line 1 \"kernel.hip\"\n" +
-                             read_text(repo + "/docs/experiments/gemm_tma/kernel.hip");
+  const std::string source = "#include <iris/iris.hpp>\n#line 1 \"kernels/ops/matmul.hip\"\n" +
+                             read_text(repo + "/kernels/ops/matmul.hip");
   nvrtcProgram prog;
-  if (nvrtcCreateProgram(&prog, source.c_str(), "kernel.hip", 0, nullptr, nullptr) != NVRTC_SUCCESS) exit(1);
+  if (nvrtcCreateProgram(&prog, source.c_str(), "matmul.hip", 0, nullptr, nullptr) != NVRTC_SUCCESS) exit(1);
   nvrtcAddNameExpression(prog, name.c_str());
   const std::string inc_device = "-I" + repo + "/device";
   const char* cuda_home = getenv("CUDA_HOME") ? getenv("CUDA_HOME") : "/usr/local/cuda";

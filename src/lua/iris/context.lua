@@ -261,7 +261,7 @@ local METHODS = {
   -- iris.broadcast
   broadcast = broadcast.broadcast,
   -- iris.kernel
-  device_barrier = kernel.device_barrier,
+  device_barrier = kernel.device_barrier, tensor_map = kernel.tensor_map,
   -- iris.graph
   capture = graph.capture,
 }

@@ -62,11 +62,15 @@ end
 local is_tensor -- iris.tensor's, looked up at the first launch captured (iris.tensor requires this module)
 
 -- A launch of `kernel` with these arguments is being captured (iris.kernel's launch functions).
+-- The tensor each tensor map (ctx:tensor_map) describes: a launch that passes the map uses the tensor.
+M.map_tensors = setmetatable({}, { __mode = "k" })
+
 function M.note_launch(kernel, ...)
   if not is_tensor then is_tensor = require("iris.tensor").is_tensor end
   for i = 1, select("#", ...) do
     local v = select(i, ...)
-    if is_tensor(v) and not recording.user[v] then
+    if type(v) == "cdata" then v = M.map_tensors[v] end
+    if v ~= nil and is_tensor(v) and not recording.user[v] then
       recording.user[v] = kernel.label
       recording.tensors[#recording.tensors + 1] = v
     end

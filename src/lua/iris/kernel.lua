@@ -18,6 +18,8 @@ local M = {}
 local PARAM_POINTER, PARAM_INTEGER, PARAM_FLOAT, PARAM_BOOL, PARAM_CONTEXT, PARAM_FLOAT16, PARAM_BFLOAT16 =
   C.IRIS_PARAM_POINTER, C.IRIS_PARAM_INTEGER, C.IRIS_PARAM_FLOAT, C.IRIS_PARAM_BOOL, C.IRIS_PARAM_CONTEXT,
   C.IRIS_PARAM_FLOAT16, C.IRIS_PARAM_BFLOAT16
+local PARAM_TENSOR_MAP = C.IRIS_PARAM_TENSOR_MAP
+local tensor_map_t = ffi.typeof("iris_tensor_map")
 
 -- ---- values as messages name them ---------------------------------------------------------------------
 
@@ -36,7 +38,11 @@ end
 
 local int64_t, uint64_t = ffi.typeof("int64_t"), ffi.typeof("uint64_t")
 
-local describe = errors.describe
+-- A bad argument's words (errors.describe), a tensor map's included.
+local function describe(v)
+  if type(v) == "cdata" and ffi.istype(tensor_map_t, v) then return "a tensor map" end
+  return errors.describe(v)
+end
 
 -- An integer parameter's exact range. Lua numbers are doubles and the largest int64_t and uint64_t
 -- (2^63 - 1, 2^64 - 1) are not, so numbers are checked against the first value above the range, which
@@ -72,6 +78,8 @@ local function expected(param)
     return "a boolean"
   elseif k == PARAM_CONTEXT then
     return "the iris context (ctx)"
+  elseif k == PARAM_TENSOR_MAP then
+    return "a tensor map (ctx:tensor_map(t, box))"
   end
   return "a number"
 end
@@ -196,6 +204,8 @@ local function marshal_code(p, i)
     return ("  if type(%s) ~= 'number' then %s end\n  %s[0] = C.%s(%s)\n"):format(a, bad, s, convert, a)
   elseif p.kind == PARAM_BOOL then
     return ("  if type(%s) ~= 'boolean' then %s end\n  %s[0] = %s\n"):format(a, bad, s, a)
+  elseif p.kind == PARAM_TENSOR_MAP then -- 128 bytes copied into the slot
+    return ("  if not istype(tensor_map_t, %s) then %s end\n  %s[0] = %s\n"):format(a, bad, s, a)
   end
   -- The context: the same object every launch, so it is read once.
   return ("  if %s ~= last_ctx%d then context_data(kernel, %d, %s, %s); last_ctx%d = %s end\n")
@@ -221,6 +231,7 @@ local function generate(kernel)
     "local handle, argv, dims, seconds = env.handle, env.argv, env.dims, env.seconds",
     "local tracing, note_origin = env.tracing, env.note_origin",
     "local capturing, note_launch, refuse = env.capturing, env.note_launch, env.refuse",
+    "local istype, tensor_map_t = env.istype, env.tensor_map_t",
   }
   for i, p in ipairs(kernel.params) do
     slots[i] = ffi.new(p.ctype .. "[1]")
@@ -256,6 +267,7 @@ local function generate(kernel)
     handle = kernel._handle, argv = argv, dims = ffi.new("uint32_t[6]"), seconds = ffi.new("double[1]"), slots = slots,
     tracing = trace.state, note_origin = trace.note_origin,
     capturing = graph.state, note_launch = graph.note_launch, refuse = graph.refuse,
+    istype = ffi.istype, tensor_map_t = tensor_map_t,
   }
   kernel._argument_storage = env -- the slots live as long as the kernel
   return chunk(env)
@@ -526,6 +538,34 @@ function M.compile_file(path, opts)
 end
 
 M.bench = bench
+
+-- ---- tensor maps (TMA descriptors) ----------------------------------------------------------------------
+
+local codes = require "iris.codes"
+M.TENSOR_MAP_USAGE = "ctx:tensor_map(t, {box_rows, box_cols})"
+
+-- ctx:tensor_map(t, {box_rows, box_cols}): the TMA descriptor of the matrix t (a 2-d tensor whose rows
+-- are contiguous), read and written in boxes of box_rows x box_cols with 128-byte swizzle: what a
+-- kernel's `const __grid_constant__ iris::gemm::TensorMap` parameter takes (docs/device-api.md). The
+-- map keeps t from being collected; it names t's memory, so it is good while t is (not after t:free()).
+function M.tensor_map(ctx, t, box)
+  local what = M.TENSOR_MAP_USAGE
+  if not is_tensor(t) then
+    errors.raise("invalid_argument", "%s: t must be a tensor, got %s", what, describe(t))
+  end
+  if t._ndim ~= 2 or t._strides[2] ~= 1 then
+    errors.raise("invalid_argument", "%s: t must be a matrix (2-d) whose rows are contiguous (stride 1 along dim 2); "
+      .. "take a copy of a transposed view (t:contiguous())", what)
+  end
+  if type(box) ~= "table" or type(box[1]) ~= "number" or type(box[2]) ~= "number" or box[1] % 1 ~= 0 or box[2] % 1 ~= 0 then
+    errors.raise("invalid_argument", "%s: box must be {rows, columns} of whole numbers, got %s", what, describe(box))
+  end
+  local map = tensor_map_t()
+  errors.check(C.iris_tensor_map_encode(t:data_ptr(), codes.DTYPE[t.dtype], t._shape[1], t._shape[2], t._strides[1],
+    box[1], box[2], map))
+  graph.map_tensors[map] = t
+  return map
+end
 
 -- ctx:device_barrier(): a barrier among the ranks' devices (kernels/device_barrier.hip), asynchronous
 -- like a launch (iris.context attaches it and checks that it is called on the context). Its epoch is

@@ -32,6 +32,22 @@ local AUTO = {
   cpu = { matmul_all_reduce = "two_shot", all_gather_matmul = "pull", matmul_all_gather = "push",
     matmul_reduce_scatter = "two_shot" },
 }
+-- "bulk", beside each fused op's kernel variants: ctx.ops.matmul into the op's workspace (or out), then
+-- ctx.ccl's collective (all_gather_matmul: the collective first). Two kernels, so no overlap; on an H100
+-- or H200 its GEMM is the whole-kernel GEMM on Hopper, where the fused kernels multiply on the tile.
+local BULK = "bulk"
+M.BULK = BULK
+-- auto on a device that runs the whole-kernel GEMM, for float16 and bfloat16: bulk, except the ops that
+-- gather where the product is smaller than this many FLOP (2 M N K, global): there the fused kernel's one
+-- launch beat cuBLAS then NCCL's two (docs/perf.md, "Fused ops": 4096 x 4096 x 256 at 2 ranks, 1.7 and
+-- 2.3 x; 0.4 to 0.7 x on the shapes of 137 GFLOP and more, where the GEMM's speed is most of the time).
+local GATHER_FUSED_BELOW = 32e9
+local GATHERS = { matmul_all_gather = true, all_gather_matmul = true }
+-- bulk's options for ctx.ccl, one table each, so that a repeated call is ctx.ccl's repeated call (the
+-- same options table: launched again as planned)
+local DIM_OPTIONS = { { dim = 1 }, { dim = 2 } }
+-- (ops_bench measures the fused variant auto runs where bulk is not taken, per device class)
+M.FUSED = AUTO
 -- The options each function takes.
 local OPTIONS = {
   matmul = { "blocks" },
@@ -53,6 +69,78 @@ local TWO_BLOCKS_PER_SM = { matmul = true, matmul_all_gather = true, all_gather_
 local function blocks_per_sm(ctx, op) return (ctx.backend == "cuda" and TWO_BLOCKS_PER_SM[op]) and 2 or 1 end
 
 local function shape_text(t) return tensor.shape_text(t._shape) end
+
+-- ---- the whole-kernel GEMM on Hopper (gemm.hpp, "The whole-kernel GEMM on Hopper") -------------------
+-- 16-bit matrices on an H100 or H200 (kernels compiled for sm_90a) multiply in kernels of their own:
+-- TMA loads, warp-specialized, persistent, one block per SM; 1.0 to 1.7 x cuBLAS where the tile above
+-- runs at 0.5 x (docs/perf.md). Their operands are tensor maps (ctx:tensor_map).
+local TMA = {
+  threads = C.IRIS_GEMM_TMA_THREADS, shared = C.IRIS_GEMM_TMA_SHARED_BYTES,
+  tile_m = C.IRIS_GEMM_TMA_TILE_M, tile_n = C.IRIS_GEMM_TMA_TILE_N,
+  -- The boxes each operand is read or written in ({rows, columns}): A k-major, B and C mn-major.
+  box = { a = { 128, 64 }, b = { 64, 64 }, c = { 64, 64 } },
+}
+M.TMA = TMA
+
+-- Why `ctx` cannot take the whole-kernel GEMM at all, or nil when it can (found once per context).
+local function tma_unavailable(ctx)
+  if ctx.backend ~= "cuda" then return "the " .. ctx.backend .. " backend has no TMA" end
+  local arch = ffi.string(C.iris_device_arch())
+  if arch ~= "sm_90a" then return ("kernels are compiled for %s, not sm_90a (an H100 or H200)"):format(arch) end
+  return nil
+end
+
+-- Why these operands cannot go to the whole-kernel GEMM, or nil when they can: 16-bit elements, rows
+-- contiguous and on 16-byte boundaries (what a tensor map takes), no empty dimension.
+local function tma_refuses(dt, ...)
+  if dt.name ~= "float16" and dt.name ~= "bfloat16" then return dt.name .. " elements (it takes float16 and bfloat16)" end
+  for i = 1, select("#", ...) do
+    local t = select(i, ...)
+    if t._shape[1] == 0 or t._shape[2] == 0 then return "an empty matrix" end
+    if t._strides[2] ~= 1 or (t._strides[1] * 2) % 16 ~= 0 or tonumber(ffi.cast("uintptr_t", t:data_ptr())) % 16 ~= 0 then
+      return "a matrix whose rows are not contiguous on 16-byte boundaries"
+    end
+  end
+  return nil
+end
+M.tma_refuses = tma_refuses
+
+-- Tensor maps by tensor: a map depends only on the memory, shape and strides it names, so the one made
+-- for a tensor serves again while those are the same (a benchmark's loop encodes nothing).
+local maps = setmetatable({}, { __mode = "k" })
+local function map_of(ctx, t, box)
+  local per = maps[t]
+  if not per then
+    per = {}
+    maps[t] = per
+  end
+  local key = box[1] * 65536 + box[2]
+  local cached = per[key]
+  local ptr = t:data_ptr()
+  if cached and cached.ptr == ptr and cached.rows == t._shape[1] and cached.cols == t._shape[2]
+    and cached.stride == t._strides[1] then
+    return cached.map
+  end
+  local map = ctx:tensor_map(t, box)
+  per[key] = { ptr = ptr, rows = t._shape[1], cols = t._shape[2], stride = t._strides[1], map = map }
+  return map
+end
+M.map_of = map_of
+
+-- What auto runs for `op` with these global sizes (M x N x K of the whole product) and, when that is not
+-- bulk, why: from the device, the dtype and the sizes only, never the operands' addresses, so that every
+-- rank makes the same choice.
+local function auto_variant(ctx, tma_why, op, dtype, m, n, k)
+  local fused = AUTO[ctx.backend == "cpu" and "cpu" or "gpu"][op]
+  if tma_why then return fused, tma_why end
+  if dtype ~= "float16" and dtype ~= "bfloat16" then return fused, dtype .. " elements (it takes float16 and bfloat16)" end
+  if GATHERS[op] and 2 * m * n * k < GATHER_FUSED_BELOW then
+    return fused, ("%.3g FLOP: below %.3g one fused launch beats two"):format(2 * m * n * k, GATHER_FUSED_BELOW)
+  end
+  return BULK
+end
+-- (scripts/bench/ops_bench.lua prints what auto runs)
+function M.auto_variant(ctx, op, dtype, m, n, k) return auto_variant(ctx, tma_unavailable(ctx), op, dtype, m, n, k) end
 
 local function matrix_of(what, name, t, writable)
   ccl.check_tensor(what, name, t, writable)
@@ -107,6 +195,7 @@ function M.new(ctx)
   local workspaces = {}
   local device_class = ctx.backend == "cpu" and "cpu" or "gpu"
   local share -- found at the first call
+  local tma_why = tma_unavailable(ctx) -- nil: this device runs the whole-kernel GEMM
 
   -- The default grid: the blocks of `op`'s kernel that this rank's share of the device holds at once
   -- (ccl.device_share: the multiprocessors divided among the node's ranks that share the device, whose
@@ -127,11 +216,11 @@ function M.new(ctx)
     if op ~= "matmul" and graph.state.on then graph.note_collective(what) end
     local o = { op = op, variant = opts.variant or "auto" }
     if VARIANTS[op] then
-      local known = o.variant == "auto"
+      local known = o.variant == "auto" or o.variant == BULK
       for _, v in ipairs(VARIANTS[op]) do known = known or v == o.variant end
       if not known then
-        errors.raise("invalid_argument", "%s: variant must be \"auto\" or \"%s\", got %s", what,
-          table.concat(VARIANTS[op], "\", \""), ccl.describe(o.variant))
+        errors.raise("invalid_argument", "%s: variant must be \"auto\", \"%s\" or \"%s\", got %s", what,
+          table.concat(VARIANTS[op], "\", \""), BULK, ccl.describe(o.variant))
       end
       if o.variant == "auto" then o.variant, o.auto = AUTO[device_class][op], true end
     end
@@ -161,6 +250,10 @@ function M.new(ctx)
 
   local function log_plan(what, dt, m, n, k, o, gemm, comm)
     if C.iris_log_enabled(0) == 0 then return end
+    if o.variant == BULK then
+      return ctx:debug("%s: %d x %d x %d %s on %d rank%s: bulk%s, ctx.ops.matmul and ctx.ccl's collective", what, m, n,
+        k, dt.name, ctx.world_size, ctx.world_size == 1 and "" or "s", o.auto and " (auto)" or "")
+    end
     ctx:debug("%s: %d x %d x %d %s on %d rank%s: %s%s, %d GEMM block%s%s of %d threads", what, m, n, k, dt.name,
       ctx.world_size, ctx.world_size == 1 and "" or "s", o.variant, o.auto and " (auto)" or "", gemm,
       gemm == 1 and "" or "s", comm > 0 and (" + %d communication"):format(comm) or "", THREADS)
@@ -190,22 +283,57 @@ function M.new(ctx)
   end
 
 
-  -- out = a b on this rank alone (the GEMM of the bulk-synchronous baselines).
   -- A job over several nodes: each fused op, once checked, is the GEMM here and ctx.ccl's hierarchical
   -- collective (iris.ccl_nodes).
   local across_nodes = ctx.nodes > 1 and require("iris.ccl_nodes").ops(ctx) or nil
 
+  -- out = a b (checked) on this rank alone: the whole-kernel GEMM on Hopper where it takes the operands,
+  -- else the tile. Not collective (one rank may multiply alone), so the grid is this device's own.
+  local function multiply(what, out, a, b, dt, m, n, k, blocks)
+    local why = tma_why or tma_refuses(dt, a, b, out)
+    if not why then
+      local tiles = math.ceil(m / TMA.tile_m) * math.ceil(n / TMA.tile_n)
+      kernel.builtin("ops/matmul")["ops_matmul_tma_" .. dt.name]:launch(
+        { grid = math.max(1, math.min(blocks or ctx:get_cu_count(), tiles)), block = TMA.threads, shared = TMA.shared },
+        map_of(ctx, a, TMA.box.a), map_of(ctx, b, TMA.box.b), map_of(ctx, out, TMA.box.c), m, n, k)
+      return out
+    end
+    if C.iris_log_enabled(0) ~= 0 then
+      ctx:debug("%s: %d x %d x %d %s on the 128 x 128 tile, not the whole-kernel GEMM on Hopper: %s", what, m, n, k,
+        dt.name, why)
+    end
+    blocks = math.max(1, math.min(blocks or ctx:get_cu_count() * blocks_per_sm(ctx, "matmul"), tiles_of(m, n)))
+    kernel.builtin("ops/matmul")["ops_matmul_" .. dt.name]:launch({ grid = blocks, block = THREADS }, a, b, out, m, n, k,
+      a._strides[1], b._strides[1], out._strides[1])
+    return out
+  end
+
+  -- auto's choice for an op of these global sizes (auto_variant), said at debug level.
+  local function choose(what, o, dt, m, n, k)
+    if not o.auto then return end
+    local why
+    o.variant, why = auto_variant(ctx, tma_why, o.op, dt.name, m, n, k)
+    if why and C.iris_log_enabled(0) ~= 0 then
+      ctx:debug("%s: auto runs the fused kernel (%s), not bulk on the whole-kernel GEMM on Hopper: %s", what,
+        o.variant, why)
+    end
+  end
+
+  -- Variant bulk of an op that multiplies, then communicates: a b into `product` (a workspace, or out),
+  -- then ctx.ccl's `collective` from it into out.
+  local function gemm_then(what, o, dt, m, n, k, out, a, b, product, collective, ccl_options)
+    log_plan(what, dt, m, n, k, o, 0, 0)
+    multiply(what, product, a, b, dt, m, n, k, o.blocks)
+    return ctx.ccl[collective](out, product, ccl_options)
+  end
+
+  -- out = a b on this rank alone (the GEMM of the bulk-synchronous baselines).
   function ops.matmul(out, a, b, opts)
     local what = "ctx.ops.matmul"
     local dt, m, n, k = product_operands(what, out, a, b)
     expect_shape(what, "out", out, m, n, "A x B")
     local o = read_options(what, "matmul", opts)
-    -- Not collective (one rank may multiply alone), so the grid is this device's own.
-    local blocks = math.max(1, math.min(o.blocks or ctx:get_cu_count() * blocks_per_sm(ctx, "matmul"),
-      tiles_of(m, n)))
-    kernel.builtin("ops/matmul")["ops_matmul_" .. dt.name]:launch({ grid = blocks, block = THREADS }, a, b, out, m, n, k,
-      a._strides[1], b._strides[1], out._strides[1])
-    return out
+    return multiply(what, out, a, b, dt, m, n, k, o.blocks)
   end
 
   -- out = the sum over the ranks of a_r b_r (Iris's matmul_all_reduce: A differs per rank).
@@ -214,6 +342,8 @@ function M.new(ctx)
     local dt, m, n, k = product_operands(what, out, a, b)
     expect_shape(what, "out", out, m, n, "A x B")
     local o = read_options(what, "matmul_all_reduce", opts)
+    choose(what, o, dt, m, n, k * ctx.world_size)
+    if o.variant == BULK then return gemm_then(what, o, dt, m, n, k, out, a, b, out, "all_reduce") end
     if across_nodes then return across_nodes.matmul_all_reduce(out, a, b, o) end
     local blocks = grid(what, o, tiles_of(m, n))
     log_plan(what, dt, m, n, k, o, blocks, 0)
@@ -231,6 +361,11 @@ function M.new(ctx)
     local W = ctx.world_size
     expect_shape(what, "out", out, o.dim == 1 and W * m or m, o.dim == 1 and n or W * n,
       ("A x B gathered from %d rank%s along dim %d"):format(W, W == 1 and "" or "s", o.dim))
+    choose(what, o, dt, o.dim == 1 and W * m or m, o.dim == 1 and n or W * n, k)
+    if o.variant == BULK then
+      return gemm_then(what, o, dt, m, n, k, out, a, b, workspace("matmul_all_gather product", { m, n }, a.dtype, false),
+        "all_gather", DIM_OPTIONS[o.dim])
+    end
     if across_nodes then return across_nodes.matmul_all_gather(out, a, b, o) end
     local tiles = tiles_of(m, n)
     local specialized = o.variant == "specialized"
@@ -255,6 +390,13 @@ function M.new(ctx)
     end
     expect_shape(what, "out", out, m, n, "A gathered x B")
     local o = read_options(what, "all_gather_matmul", opts)
+    choose(what, o, dt, m, n, W * k_local)
+    if o.variant == BULK then
+      log_plan(what, dt, m, n, W * k_local, o, 0, 0)
+      local gathered = workspace("all_gather_matmul buffer", { m, W * k_local }, a.dtype, false)
+      ctx.ccl.all_gather(gathered, a, DIM_OPTIONS[2])
+      return multiply(what, out, gathered, b, dt, m, n, W * k_local, o.blocks)
+    end
     if across_nodes then return across_nodes.all_gather_matmul(out, a, b, o) end
     local staged = o.variant == "staged"
     local pieces = math.ceil(m / TILE) * (W - 1)
@@ -282,6 +424,11 @@ function M.new(ctx)
     end
     local cm, cn = o.dim == 1 and m / W or m, o.dim == 1 and n or n / W
     expect_shape(what, "out", out, cm, cn, ("this rank's chunk of A x B along dim %d"):format(o.dim))
+    choose(what, o, dt, m, n, k * W)
+    if o.variant == BULK then
+      return gemm_then(what, o, dt, m, n, k, out, a, b, workspace("matmul_reduce_scatter partials", { m, n }, a.dtype,
+        false), "reduce_scatter", DIM_OPTIONS[o.dim])
+    end
     if across_nodes then return across_nodes.matmul_reduce_scatter(out, a, b, o) end
     local blocks = grid(what, o, tiles_of(cm, cn))
     local partial = workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)

@@ -2,7 +2,7 @@
 // (gpu/gpu_backend.hpp, over the adaptor in cuda_api.hpp). Its three source files:
 //   cuda_backend.cpp  device choice, the primary context, the stream; compiles the shared code for CUDA
 //   cuda_memory.cpp   allocating the heap (cuMemAlloc, SYNC_MEMOPS), peer access between GPUs
-//   cuda_modules.cpp  loading modules (cubin, fatbin or PTX, with the JIT's error log)
+//   cuda_modules.cpp  loading modules (cubin, fatbin or PTX, with the JIT's error log), tensor maps
 //
 // One primary context per process, made current per thread by bind().
 #pragma once
@@ -25,6 +25,7 @@ class CudaBackend final : public gpu::GpuBackend<cuda::Api> {
   ~CudaBackend() override;
 
   CodeTarget code_target() const override;
+  void encode_tensor_map(const TensorMapSpec& spec, void* out) const override;
   std::unique_ptr<Module> load_module(const std::vector<uint8_t>& code) override;
   // Makes the context current on the calling thread (a no-op when it already is).
   void bind() override;

@@ -30,7 +30,8 @@ namespace iris::runtime::cuda {
   X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel)                                         \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery) X(cuEventElapsedTime)                \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphGetNodes) X(cuGraphInstantiate)                \
-  X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)
+  X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)                                              \
+  X(cuTensorMapEncodeTiled)
 
 struct Driver {
 #define IRIS_DECLARE_DRIVER_FUNCTION(function) decltype(&::function) function = nullptr;
