@@ -21,7 +21,14 @@ local M = {}
 -- the one definition the device reads too (iris.codes; the limits through ffi.C).
 local DTYPE_CODE, OP_CODE, VARIANT_CODE = codes.DTYPE, codes.REDUCTION, codes.VARIANT
 local VARIANTS = {}
-for _, c in ipairs(codes.collectives) do VARIANTS[c.name] = c.variants end
+-- VARIANT_OK[collective][variant]: a lookup, not a loop, on every call's path (a loop there keeps
+-- LuaJIT from compiling the caller's loop through it: "inner loop in root trace").
+local VARIANT_OK = {}
+for _, c in ipairs(codes.collectives) do
+  VARIANTS[c.name] = c.variants
+  VARIANT_OK[c.name] = { auto = true }
+  for _, v in ipairs(c.variants) do VARIANT_OK[c.name][v] = true end
+end
 local OP_NAMES = '"' .. table.concat(codes.names(codes.reductions), '", "'):gsub('", "([^"]*)$', '" or "%1') .. '"'
 -- The one-way variants (kernels/ccl/<collective>.hip, ccl_ll_<collective>): data and the call's epoch
 -- travel in the same stores into the receivers' staging (M.reserve_staging), for contiguous runs that
@@ -268,9 +275,7 @@ local function read_options(what, collective, opts, dt, reducing)
     errors.raise("invalid_argument", "%s takes no op", what)
   end
   o.variant = opts.variant or "auto"
-  local known = o.variant == "auto"
-  for _, v in ipairs(VARIANTS[collective]) do known = known or v == o.variant end
-  if not known then
+  if not VARIANT_OK[collective][o.variant] then
     errors.raise("invalid_argument", "%s: variant must be \"auto\" or \"%s\", got %s", what,
       table.concat(VARIANTS[collective], "\", \""), describe(o.variant))
   end
@@ -620,6 +625,14 @@ function M.new(ctx)
     end
   end
 
+  -- The launch of a call that went the whole way, for repeated(). Not compiled: its varargs table made
+  -- LuaJIT spawn a side trace per call (each exiting where the last one did) until it gave up.
+  local function remember(entry, k, cfg, n, ...)
+    entry.k, entry.cfg, entry.n, entry.args = k, cfg, n, { ... }
+    memo[entry.collective], noting = entry, nil
+  end
+  jit.off(remember)
+
   local function launch(k, grid, threads, ...)
     local cfg = { grid = grid, block = threads }
     if traced then
@@ -628,10 +641,7 @@ function M.new(ctx)
       k:launch(cfg, ...)
     end
     state.seq = state.seq + 1
-    if noting then
-      noting.k, noting.cfg, noting.n, noting.args = k, cfg, select("#", ...), { ... }
-      memo[noting.collective], noting = noting, nil
-    end
+    if noting then remember(noting, k, cfg, select("#", ...), ...) end
     collective_calls.record(state, k)
   end
 

@@ -189,6 +189,7 @@ end
 -- them): "k:launch: unknown cfg key 'blocks' (did you mean 'block'? cfg keys: grid, block, shared)".
 -- `what` names the call, `noun` what a key is ("option" by default). Cheap enough for every launch.
 function M.check_keys(tbl, names, what, noun)
+  if next(tbl) == nil then return end -- (no loop on the common path: see iris.ccl's VARIANT_OK)
   local set = key_sets[names]
   if not set then
     set = {}
