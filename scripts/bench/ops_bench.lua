@@ -53,7 +53,7 @@ local element = dtype == "float32" and 4 or 2
 -- K N or M N; and the ops' own workspaces (another M x N, an M x K).
 local heap = 0
 for _, s in ipairs(shapes) do heap = math.max(heap, (4 * s.m * s.k + s.k * s.n + 4 * s.m * s.n) * element) end
-local ctx = iris.init { heap_size = heap + 64 * 1024 * 1024 }
+local ctx = iris.init { heap_size = heap + 256 * 1024 * 1024 }
 local me = ctx.rank
 
 local function slowest(value) return require("iris.broadcast").slowest(value, "ops_bench: the slowest rank") end
@@ -147,6 +147,7 @@ end
 local OP = {}
 OP.matmul_all_reduce = {
   shapes = function(s) return { a = { s.m, s.k / W }, b = { s.k / W, s.n }, out = { s.m, s.n }, tmp = { s.m, s.n } } end,
+  comm = true,
   vendor = gemm_then("all_reduce"),
 }
 OP.matmul_all_gather = { -- along dim 1: rank r's rows of C, as NCCL's all_gather lays them out
@@ -173,6 +174,7 @@ OP.all_gather_matmul = {
 }
 OP.matmul_reduce_scatter = { -- along dim 1: rank r gets rows r of the sum
   shapes = function(s) return { a = { s.m, s.k / W }, b = { s.k / W, s.n }, out = { s.m / W, s.n }, tmp = { s.m, s.n } } end,
+  comm = true,
   vendor = gemm_then("reduce_scatter"),
 }
 
@@ -217,7 +219,7 @@ end
 
 -- ---- the sweep ---------------------------------------------------------------------------------------------
 
-local function fmt(ms) return ms and ("%9.3f"):format(ms) or ("%9s"):format("-") end
+local function fmt(ms) return ms and ("%11.3f"):format(ms) or ("%11s"):format("-") end
 local function ratio(ms, ours_ms) return (ms and ours_ms) and ("%9.2f"):format(ms / ours_ms) or ("%9s"):format("-") end
 
 if me == 0 then
@@ -237,8 +239,8 @@ for _, s in ipairs(shapes) do
   if me == 0 then
     print(("\nM x N x K = %d x %d x %d (%.3g TFLOP per call)"):format(s.m, s.n, s.k, flops / 1e12))
     local head = ("  %-22s"):format("op")
-    for _, column in ipairs(columns) do head = head .. (" %9s"):format(column:sub(1, 9)) end
-    print(head .. (" %9s %-12s %9s %9s %9s"):format("vendor", "auto runs", "vend/auto", "TFLOP/s", "GB/s/SM"))
+    for _, column in ipairs(columns) do head = head .. (" %11s"):format(column:sub(1, 11)) end
+    print(head .. (" %11s %-12s %9s %9s %9s"):format("vendor", "auto runs", "vend/auto", "TFLOP/s", "GB/s/SM"))
   end
   for _, name in ipairs(ops_wanted) do
     local op = OP[name]
@@ -312,7 +314,7 @@ for _, s in ipairs(shapes) do
   end
   local local_flops = 2 * s.m * s.n * s.k / W
   if me == 0 then
-    print(("  %-22s %s%s %s %-12s %s %9.4g"):format("GEMM alone (M N K/W)", fmt(ours), (" "):rep(10 * (#columns - 1)), fmt(theirs), "matmul",
+    print(("  %-22s %s%s %s %-12s %s %9.4g"):format("GEMM alone (M N K/W)", fmt(ours), (" "):rep(12 * (#columns - 1)), fmt(theirs), "matmul",
       ratio(theirs, ours), local_flops / (ours * 1e9)))
   end
   rows[#rows + 1] = { op = "gemm", variant = "matmul", column = "matmul", m = s.m, n = s.n, k = s.k / W, ms = ours,

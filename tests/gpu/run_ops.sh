@@ -11,7 +11,7 @@
 #   tests/gpu/run_ops.sh <build-dir> examples    # examples 07-16 at Iris's sizes (8192 x 4608 x 36864)
 #   tests/gpu/run_ops.sh <build-dir> hopper [ops_bench options]   # one call of at most $BUDGET s (480):
 #       the whole-kernel GEMM on Hopper in ctx.ops (issue 25): ops_fused at $ranks ranks, ops_bench
-#       (auto, bulk, fused, cuBLAS then NCCL; every result validated on the device), then ops_fused at 1
+#       (auto, bulk, fused, specialized, cuBLAS then NCCL; every result validated on the device), then ops_fused at 1
 #       rank, gemm_device and the mismatches while time is left. Kernels from a cache warmed here:
 #         IRIS_CACHE_DIR=.carry/kcache IRIS_CROSS_COMPILE=cuda:sm_90a build/bin/iris-lua tests/cli/fixtures/ops_compile.lua
 #       (and ccl_compile.lua; docs/testing.md), then there IRIS_CACHE_DIR=.carry/kcache tests/gpu/run_ops.sh .carry/build hopper
@@ -70,7 +70,7 @@ hopper)
   timed_step "the collectives' kernels (the carried cache, else NVRTC)" 150 "$iris" tests/cli/fixtures/ccl_compile.lua
   timed_step "ops_fused at $ranks ranks" 120 "${mpi[@]}" "$iris" test tests/lua/ops_fused.lua
   timed_step "ops_bench at $ranks ranks, validated" 240 "${mpi[@]}" "$iris" scripts/bench/ops_bench.lua --validate \
-    --iters 5 --warmup 2 --csv "$logs/ops_bench_hopper.csv" "${@:3}"
+    --variants auto,bulk,fused,specialized --iters 5 --warmup 2 --csv "$logs/ops_bench_hopper.csv" "${@:3}"
   timed_step "ops_fused at 1 rank" 60 "$iris" test tests/lua/ops_fused.lua
   timed_step "gemm_device at 1 rank" 60 "$iris" test tests/lua/gemm_device.lua
   for case in bulk variant; do

@@ -49,7 +49,7 @@ iris.test("matmul_all_reduce: every variant, twice in a row", function()
   local b = ctx:zeros({ K, N }, "float16")
   local bv = g.values(0, K, N, 2)
   g.fill(b, bv)
-  for _, variant in ipairs { "two_shot", "one_shot", "ring", "atomic", "spinlock", "bulk" } do
+  for _, variant in ipairs { "two_shot", "one_shot", "ring", "atomic", "spinlock", "specialized", "bulk" } do
     local a, c = ctx:zeros({ M, K }, "float16"), ctx:zeros({ M, N }, "float16")
     for round = 1, 2 do
       g.fill(a, g.values(me, M, K, round))
@@ -129,13 +129,13 @@ iris.test("all_gather_matmul: staged with rows for the bulk-copy unit", function
   check_all_gather_matmul(130, 24, 1048, "bfloat16", { "staged" })
 end)
 
-iris.test("matmul_reduce_scatter: auto and bulk, dim 1 and 2", function()
+iris.test("matmul_reduce_scatter: auto, specialized and bulk, dim 1 and 2", function()
   local m, n = 34 * W, 38 * W
   local bv = g.values(0, K, n, 2)
   local b = ctx:zeros({ K, n }, "float16")
   g.fill(b, bv)
   local sum = summed(m, n, K, 1, bv)
-  for _, variant in ipairs { "auto", "bulk" } do for dim = 1, 2 do
+  for _, variant in ipairs { "auto", "specialized", "bulk" } do for dim = 1, 2 do
     local a = ctx:zeros({ m, K }, "float16")
     local cm, cn = dim == 1 and m / W or m, dim == 1 and n or n / W
     local out = ctx:zeros({ cm, cn }, "float16")
@@ -191,9 +191,9 @@ iris.test("arguments are checked at the caller's line", function()
     ctx.ops.matmul(ctx:zeros({ 8, 6 }, "int32"), i, ctx:zeros({ 4, 6 }, "int32"))
   end, "out is int32; ctx.ops multiplies float16, bfloat16 and float32")
   refused(function() ctx.ops.matmul_all_reduce(c, a, b, { variant = "push" }) end,
-    "variant must be \"auto\", \"two_shot\", \"one_shot\", \"ring\", \"atomic\", \"spinlock\" or \"bulk\", got 'push'")
+    "variant must be \"auto\", \"two_shot\", \"one_shot\", \"ring\", \"atomic\", \"spinlock\", \"specialized\" or \"bulk\", got 'push'")
   refused(function() ctx.ops.matmul_all_reduce(c, a, b, { dim = 2 }) end,
-    "unknown option 'dim' (options: variant, blocks)")
+    "unknown option 'dim' (options: variant, blocks, comm_blocks)")
   local square = ctx:zeros({ 6, 6 }, "float16")
   refused(function() ctx.ops.matmul(square, square, square) end, "out and A overlap")
   if W > 1 then

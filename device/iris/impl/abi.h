@@ -101,10 +101,10 @@ enum {
   X(reduce_scatter, 3, ccl, "two_shot ll")                                \
   X(all_to_all, 4, ccl, "push ll")                                        \
   X(broadcast, 5, ccl, "push ll scatter_all_gather")                      \
-  X(matmul_all_reduce, 6, ops, "two_shot one_shot ring atomic spinlock")  \
+  X(matmul_all_reduce, 6, ops, "two_shot one_shot ring atomic spinlock specialized") \
   X(all_gather_matmul, 7, ops, "pull staged")                             \
   X(matmul_all_gather, 8, ops, "push specialized")                        \
-  X(matmul_reduce_scatter, 9, ops, "two_shot")                           \
+  X(matmul_reduce_scatter, 9, ops, "two_shot specialized")               \
   X(reduce, 10, ccl, "one_shot two_shot ll")                              \
   X(gather, 11, ccl, "pull ll")                                           \
   X(scatter, 12, ccl, "pull ll")                                          \

@@ -51,10 +51,10 @@ M.FUSED = AUTO
 -- The options each function takes.
 local OPTIONS = {
   matmul = { "blocks" },
-  matmul_all_reduce = { "variant", "blocks" },
+  matmul_all_reduce = { "variant", "blocks", "comm_blocks" },
   all_gather_matmul = { "variant", "blocks", "comm_blocks" },
   matmul_all_gather = { "variant", "blocks", "comm_blocks", "dim" },
-  matmul_reduce_scatter = { "variant", "blocks", "dim" },
+  matmul_reduce_scatter = { "variant", "blocks", "comm_blocks", "dim" },
 }
 local THREADS = C.IRIS_GEMM_THREADS -- gemm::kThreads
 local TILE = C.IRIS_GEMM_TILE       -- gemm::kTileM, kTileN
@@ -345,10 +345,15 @@ function M.new(ctx)
     choose(what, o, dt, m, n, k * ctx.world_size)
     if o.variant == BULK then return gemm_then(what, o, dt, m, n, k, out, a, b, out, "all_reduce") end
     if across_nodes then return across_nodes.matmul_all_reduce(out, a, b, o) end
-    local blocks = grid(what, o, tiles_of(m, n))
-    log_plan(what, dt, m, n, k, o, blocks, 0)
-    launch(kernel.builtin("ops/matmul_all_reduce")["ops_matmul_all_reduce_" .. dt.name], blocks, a, b, out, m, n, k,
-      a._strides[1], b._strides[1], out._strides[1], VARIANT_CODE[o.variant], ctx)
+    local tiles = tiles_of(m, n)
+    local specialized = o.variant == "specialized"
+    local blocks, comm = grid(what, o, tiles, specialized and tiles or nil)
+    -- (the other variants read no flags: out stands in, so that no workspace is allocated, collectively,
+    -- before a call whose peers may be calling something else)
+    local flags = specialized and workspace("matmul_all_reduce flags", { tiles, 1 }, "uint64", true) or out
+    log_plan(what, dt, m, n, k, o, blocks, comm)
+    launch(kernel.builtin("ops/matmul_all_reduce")["ops_matmul_all_reduce_" .. dt.name], blocks + comm, a, b, out, m, n,
+      k, a._strides[1], b._strides[1], out._strides[1], flags, VARIANT_CODE[o.variant], blocks, ctx)
     return out
   end
 
@@ -430,11 +435,15 @@ function M.new(ctx)
         false), "reduce_scatter", DIM_OPTIONS[o.dim])
     end
     if across_nodes then return across_nodes.matmul_reduce_scatter(out, a, b, o) end
-    local blocks = grid(what, o, tiles_of(cm, cn))
+    local tiles = tiles_of(cm, cn)
+    local specialized = o.variant == "specialized"
+    local blocks, comm = grid(what, o, tiles, specialized and tiles or nil)
     local partial = workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)
-    log_plan(what, dt, m, n, k, o, blocks, 0)
-    launch(kernel.builtin("ops/matmul_reduce_scatter")["ops_matmul_reduce_scatter_" .. dt.name], blocks, a, b, out,
-      partial, m, n, k, a._strides[1], b._strides[1], out._strides[1], o.dim, ctx)
+    local flags = specialized and workspace("matmul_reduce_scatter flags", { tiles, 1 }, "uint64", true) or out
+    log_plan(what, dt, m, n, k, o, blocks, comm)
+    launch(kernel.builtin("ops/matmul_reduce_scatter")["ops_matmul_reduce_scatter_" .. dt.name], blocks + comm, a, b,
+      out, partial, m, n, k, a._strides[1], b._strides[1], out._strides[1], o.dim, flags, VARIANT_CODE[o.variant],
+      blocks, ctx)
     return out
   end
 
