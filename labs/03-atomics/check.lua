@@ -111,6 +111,6 @@ return H.define {
       end, MESSAGE_HINT)
 
     check:compare { what = ("per call of the histogram, %d values per rank"):format(n), yours = results.yours,
-                    reference = { name = REFERENCE, result = results[REFERENCE] }, threshold = 1.5 }
+                    reference = { name = REFERENCE, result = results[REFERENCE] }, threshold = 2.4 }
   end,
 }

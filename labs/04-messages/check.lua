@@ -72,6 +72,6 @@ return H.define {
       })
     end, HINT)
     check:compare { what = ("of a stream of %d chunks of %d floats (%d slots)"):format(count, chunk, SLOTS),
-                    yours = results.yours, reference = { name = REFERENCE, result = results[REFERENCE] }, threshold = 2 }
+                    yours = results.yours, reference = { name = REFERENCE, result = results[REFERENCE] }, threshold = 72 }
   end,
 }
