@@ -40,8 +40,9 @@ __device__ __noinline__ void receive(const detail::P2p& p, const detail::Flat<S>
 
 }  // namespace
 
-// data: rows x cols elements of `dtype`, row stride `stride` (a contiguous tensor is 1 x n).
-__global__ void ccl_recv(void* data, long rows, long cols, long stride, int dtype, int peer, iris::Context ctx) {
+// data: rows x cols elements of `dtype`, row stride `stride` (a contiguous tensor is 1 x n). Blocks of up to
+// 512 threads (src/lua/iris/ccl.lua, p2p_plan): compiled for them, as the one-way kernels are.
+__global__ void __launch_bounds__(512) ccl_recv(void* data, long rows, long cols, long stride, int dtype, int peer, iris::Context ctx) {
   using namespace ::iris::ccl::detail;
   const P2p p = p2p(ctx, peer, false, "ctx.ccl.recv");
   const int64_t n = static_cast<int64_t>(rows) * cols;
@@ -55,6 +56,9 @@ __global__ void ccl_recv(void* data, long rows, long cols, long stride, int dtyp
       p2p_mismatch(p, header_of(words + 1),
                    static_cast<uint64_t>(n), dtype);
     }
+    // A pulled message is read with plain loads from the sender's heap: none may be served from before
+    // the header was seen (the one-way lines carry their own flag, so they need no fence).
+    if ((header_of(words + 1).kind >> 8 & 0xff) == static_cast<uint64_t>(variant::pull)) __threadfence_system();
   }
   __syncthreads();
   const P2pHeader header = header_of(words + 1);
