@@ -207,6 +207,15 @@ int iris_copy_device(void* dst, const void* src, uint64_t bytes) {
   });
 }
 
+int iris_copy_device_async(void* dst, const void* src, uint64_t bytes) {
+  return capi::guarded([&] {
+    if (remote_address(src) || remote_address(dst)) {
+      throw Error(Errc::invalid_argument, "a copy engine copy reaches this node's heaps only");
+    }
+    session_backend().copy_device_async(dst, src, bytes);
+  });
+}
+
 int iris_fill(void* device, const void* pattern, int pattern_bytes, uint64_t count) {
   return capi::guarded([&] {
     if (pattern_bytes != 1 && pattern_bytes != 2 && pattern_bytes != 4 && pattern_bytes != 8) {

@@ -67,6 +67,9 @@ int iris_copy_to_host(void* host, const void* device, uint64_t bytes);
 int iris_copy_from_host(void* device, const void* host, uint64_t bytes);
 /* Device to device, also between this rank's heap and a peer's (through iris_heap_base). */
 int iris_copy_device(void* dst, const void* src, uint64_t bytes);
+/* The same enqueued on the backend's stream after the launches before it, not waited for (ctx.ccl's
+ * variant copy_engine); this node's heaps only. */
+int iris_copy_device_async(void* dst, const void* src, uint64_t bytes);
 /* `count` copies of a pattern of 1, 2, 4 or 8 bytes. */
 int iris_fill(void* device, const void* pattern, int pattern_bytes, uint64_t count);
 

@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define IRIS_ABI_VERSION 10
+#define IRIS_ABI_VERSION 11
 
 #ifdef __cplusplus
 extern "C" {

@@ -131,6 +131,9 @@ class Backend {
   virtual void copy_from_host(void* device, const void* host, size_t bytes) = 0;
   // Device to device, also between this rank's heap and a peer's mapped heap.
   virtual void copy_device(void* dst, const void* src, size_t bytes) = 0;
+  // The same enqueued on the stream, ordered with the launches around it, not waited for (the copy
+  // engine on GPUs: ctx.ccl's variant copy_engine orders it with kernels). Refused inside a capture.
+  virtual void copy_device_async(void* dst, const void* src, size_t bytes) = 0;
   // Writes `count` copies of the `pattern_bytes`-long pattern (1, 2, 4 or 8 bytes) at `device`.
   virtual void fill(void* device, const void* pattern, size_t pattern_bytes, size_t count) = 0;
   // True when the host may dereference device pointers itself (cpu backend), after synchronize().

@@ -645,6 +645,34 @@ function M.new(ctx)
     collective_calls.record(state, k)
   end
 
+  -- Variant copy_engine (kernels/ccl/copy_engine.hip; docs/collectives.md): the call's arrival kernel,
+  -- then the copies this rank makes, enqueued on the stream (the GPU's copy engine), then the
+  -- deliveries kernel. `copies`: {member, byte offset into its `into`, from (a local address), bytes};
+  -- a and b: the tensors the members must pass alike; count: a member's input elements.
+  local function copy_engine(what, collective, dt, root, g, o, a, b, count, into, copies)
+    if (o.dim or 1) ~= 1 or not a._contiguous or not b._contiguous then
+      errors.raise("invalid_argument", "%s: variant \"copy_engine\" takes contiguous tensors chunked along dim 1", what)
+    end
+    if graph.state.on then
+      graph.refuse(what, "variant copy_engine's copies are the host's calls on the stream, which a capture does not "
+        .. "take yet: use another variant inside ctx:capture")
+    end
+    noting = nil -- two launches and the copies between them: not one launch that repeated() could redo
+    local k = kernel.builtin("ccl/copy_engine")
+    local code, dtype = codes.COLLECTIVE[collective], DTYPE_CODE[dt.name]
+    launch(k.ccl_copy_engine_begin, 1, 32, a, b, code, dtype, root, count, o.dim or 1, g.lo, g.hi, ctx)
+    for _, c in ipairs(copies) do
+      if c[4] > 0 then
+        local to = ffi.cast("char*", C.iris_heap_base(c[1])) + into._offset + c[2]
+        errors.check(C.iris_copy_device_async(to, c[3], c[4]))
+      end
+    end
+    launch(k.ccl_copy_engine_end, 1, 32, a, b, code, dtype, root, count, o.dim or 1, g.lo, g.hi, ctx)
+  end
+
+  -- A tensor's address in this rank's heap, `bytes` into it.
+  local function address(t, bytes) return ffi.cast("char*", C.iris_heap_base(ctx.rank)) + t._offset + bytes end
+
   -- out[i] = op over the group of inp[i].
   function ccl.all_reduce(out, inp, opts)
     local m = repeated("all_reduce", out, inp, opts, nil)
@@ -743,6 +771,14 @@ function M.new(ctx)
     check_apart(what, out, inp, own_chunk(out, inp, v, g)) -- in place: inp is copied onto itself
     local variant, grid, threads, bm, bn, staging = plan(what, "all_gather", dt, bytes, o, g, v.rows, v.cols,
       (v.rows == 1 and v.chunk_step == v.cols) and v.cols or nil)
+    if variant == "copy_engine" then -- inp into chunk (this member's index) of every member's out
+      local copies = {}
+      for _, q in ipairs(g.members) do copies[#copies + 1] = { q, g.index * bytes, address(inp, 0), bytes } end
+      local in_place = own_chunk(out, inp, v, g) -- inp is here already; the members' inp differ, their out not
+      if in_place then table.remove(copies, g.index + 1) end
+      copy_engine(what, "all_gather", dt, 0, g, o, in_place and out or inp, out, inp._numel, out, copies)
+      return out
+    end
     if staging then
       launch(kernel.builtin("ccl/all_gather").ccl_ll_all_gather, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name], g.lo, g.hi, ctx)
       return out
@@ -811,8 +847,15 @@ function M.new(ctx)
       in_step = o.dim == 1 and rows * in_stride or cols
       out_step = o.dim == 1 and rows * out_stride or cols
     end
-    local _, grid, threads, bm, bn, staging = plan(what, "all_to_all", dt, bytes, o, g, rows, cols,
+    local variant, grid, threads, bm, bn, staging = plan(what, "all_to_all", dt, bytes, o, g, rows, cols,
       (rows == 1 and in_step == cols and out_step == cols) and cols or nil)
+    if variant == "copy_engine" then -- chunk j of inp into chunk (this member's index) of member j's out
+      local chunk = bytes / g.size
+      local copies = {}
+      for j, q in ipairs(g.members) do copies[j] = { q, g.index * chunk, address(inp, (j - 1) * chunk), chunk } end
+      copy_engine(what, "all_to_all", dt, 0, g, o, inp, out, inp._numel, out, copies)
+      return out
+    end
     if staging then
       launch(kernel.builtin("ccl/all_to_all").ccl_ll_all_to_all, grid, threads, inp, out, cols, DTYPE_CODE[dt.name], g.lo, g.hi, ctx)
       return out
@@ -864,6 +907,16 @@ function M.new(ctx)
       end
       o = setmetatable({ variant = "push" }, { __index = o })
       variant, grid, threads, bm, bn, staging = plan(what, "broadcast", dt, bytes, o, g, rows, cols, nil)
+    end
+    if variant == "copy_engine" then -- the root's t into every other member's
+      local copies = {}
+      if ctx.rank == root then
+        for _, q in ipairs(g.members) do
+          if q ~= root then copies[#copies + 1] = { q, 0, address(t, 0), bytes } end
+        end
+      end
+      copy_engine(what, "broadcast", dt, root, g, o, t, t, t._numel, t, copies)
+      return t
     end
     if staging then
       launch(kernel.builtin("ccl/broadcast").ccl_ll_broadcast, grid, threads, t, cols, DTYPE_CODE[dt.name], root, g.lo, g.hi, ctx)

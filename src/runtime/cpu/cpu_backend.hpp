@@ -42,6 +42,7 @@ class CpuBackend final : public Backend {
   void copy_to_host(void* host, const void* device, size_t bytes) override;
   void copy_from_host(void* device, const void* host, size_t bytes) override;
   void copy_device(void* dst, const void* src, size_t bytes) override;
+  void copy_device_async(void* dst, const void* src, size_t bytes) override;
   void fill(void* device, const void* pattern, size_t pattern_bytes, size_t count) override;
   bool host_addressable() const override { return true; }
 

@@ -215,6 +215,17 @@ void GpuBackend<Api>::copy_device(void* dst, const void* src, size_t bytes) {
 }
 
 template <class Api>
+void GpuBackend<Api>::copy_device_async(void* dst, const void* src, size_t bytes) {
+  refuse_while_capturing("copying device memory with the copy engine");
+  if (bytes == 0) return;
+  throw_if_faulted();
+  bind();
+  check(calls.copy_device(dst, src, bytes, stream_),
+        format("enqueueing a copy of %s from GPU address %p to %p", human_bytes(bytes).c_str(), src, dst),
+        Errc::invalid_argument);
+}
+
+template <class Api>
 void GpuBackend<Api>::fill(void* device, const void* pattern, size_t pattern_bytes, size_t count) {
   refuse_while_capturing("filling device memory");
   if (count == 0) return;
