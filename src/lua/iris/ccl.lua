@@ -613,7 +613,7 @@ function M.new(ctx)
 
   local function again(m)
     m.k:launch(m.cfg, unpack(m.args, 1, m.n))
-    state.seq = state.seq + 1
+    if not m.uncounted then state.seq = state.seq + 1 end
   end
 
   -- Before the launch of a call that went the whole way: what repeated() compares the next one with.
@@ -645,6 +645,22 @@ function M.new(ctx)
     collective_calls.record(state, k)
   end
 
+  -- A launch that is no call of the protocol (send and recv count their messages apart) or not its
+  -- first kernel (copy_engine's second): the device's call counter does not move, so neither does
+  -- state.seq, which the host's mismatch reports match against it (iris.collective_calls).
+  local function launch_uncounted(k, grid, threads, ...)
+    local cfg = { grid = grid, block = threads }
+    if traced then
+      trace.host_span(traced.what, "ccl", traced.args, k.launch, k, cfg, ...)
+    else
+      k:launch(cfg, ...)
+    end
+    if noting then
+      noting.k, noting.cfg, noting.n, noting.args, noting.uncounted = k, cfg, select("#", ...), { ... }, true
+      memo[noting.collective], noting = noting, nil
+    end
+  end
+
   -- Variant copy_engine (kernels/ccl/copy_engine.hip; docs/collectives.md): the call's arrival kernel,
   -- then the copies this rank makes, enqueued on the stream (the GPU's copy engine), then the
   -- deliveries kernel. `copies`: {member, byte offset into its `into`, from (a local address), bytes};
@@ -660,14 +676,23 @@ function M.new(ctx)
     noting = nil -- two launches and the copies between them: not one launch that repeated() could redo
     local k = kernel.builtin("ccl/copy_engine")
     local code, dtype = codes.COLLECTIVE[collective], DTYPE_CODE[dt.name]
-    launch(k.ccl_copy_engine_begin, 1, 32, a, b, code, dtype, root, count, o.dim or 1, g.lo, g.hi, ctx)
+    -- the call's first kernel: counted and recorded under the collective's name, as a one-kernel call
+    local cfg = { grid = 1, block = 32 }
+    if traced then
+      trace.host_span(traced.what, "ccl", traced.args, k.ccl_copy_engine_begin.launch, k.ccl_copy_engine_begin, cfg, a,
+        b, code, dtype, root, count, o.dim or 1, g.lo, g.hi, ctx)
+    else
+      k.ccl_copy_engine_begin:launch(cfg, a, b, code, dtype, root, count, o.dim or 1, g.lo, g.hi, ctx)
+    end
+    state.seq = state.seq + 1
+    collective_calls.record(state, { name = "ccl_" .. collective })
     for _, c in ipairs(copies) do
       if c[4] > 0 then
         local to = ffi.cast("char*", C.iris_heap_base(c[1])) + into._offset + c[2]
         errors.check(C.iris_copy_device_async(to, c[3], c[4]))
       end
     end
-    launch(k.ccl_copy_engine_end, 1, 32, a, b, code, dtype, root, count, o.dim or 1, g.lo, g.hi, ctx)
+    launch_uncounted(k.ccl_copy_engine_end, 1, 32, a, b, code, dtype, root, count, o.dim or 1, g.lo, g.hi, ctx)
   end
 
   -- A tensor's address in this rank's heap, `bytes` into it.
@@ -1046,7 +1071,7 @@ function M.new(ctx)
         grid == 1 and "" or "s", threads)
     end
     traced = trace.state.on and { what = what, args = { variant = kind == "send" and variant or nil,
-      bytes = t._numel * dt.size, dtype = dt.name, peer = peer, blocks = grid, call = state.seq + 1 } } or nil
+      bytes = t._numel * dt.size, dtype = dt.name, peer = peer, blocks = grid } } or nil
     return rows, cols, stride, dt, variant, grid, threads
   end
 
@@ -1060,7 +1085,7 @@ function M.new(ctx)
     local what = "ctx.ccl.send"
     note("send", what, t, nil, opts, peer, peer == ctx.rank and 1 or 2)
     local rows, cols, stride, dt, variant, grid, threads = p2p_plan(what, "send", t, peer, opts)
-    launch(kernel.builtin("ccl/send").ccl_send, grid, threads, t, rows, cols, stride, DTYPE_CODE[dt.name], peer,
+    launch_uncounted(kernel.builtin("ccl/send").ccl_send, grid, threads, t, rows, cols, stride, DTYPE_CODE[dt.name], peer,
       VARIANT_CODE[variant], ctx)
     return t
   end
@@ -1075,7 +1100,7 @@ function M.new(ctx)
     local what = "ctx.ccl.recv"
     note("recv", what, t, nil, opts, peer, peer == ctx.rank and 1 or 2)
     local rows, cols, stride, dt, _, grid, threads = p2p_plan(what, "recv", t, peer, opts)
-    launch(kernel.builtin("ccl/recv").ccl_recv, grid, threads, t, rows, cols, stride, DTYPE_CODE[dt.name], peer, ctx)
+    launch_uncounted(kernel.builtin("ccl/recv").ccl_recv, grid, threads, t, rows, cols, stride, DTYPE_CODE[dt.name], peer, ctx)
     return t
   end
 
