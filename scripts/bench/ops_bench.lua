@@ -88,9 +88,10 @@ local function gemm(out, a, b, beta) reference.gemm(out, a, b, beta) end
 -- shapes being too large to compare in Lua: the count of elements further apart than atol + rtol |want|,
 -- and the first of them, which the error shows. Two correct products of 16-bit inputs may differ by more
 -- than a rounding of the result: their sums of K products run in different orders and blocks (cuBLAS
--- may split K), so the absolute tolerance grows with the square root of K, as the sums' rounding
--- errors do (8192 x 4608 x 36864, 2 x H200: cuBLAS then NCCL and ours differed by 1 at values near 17
--- in 0.8 % of the elements).
+-- may split K, and the vendor's all_gather_matmul adds each rank's chunk of K into the 16-bit output,
+-- rounding the partial sums), so the absolute tolerance grows with the square root of K, as the sums'
+-- rounding errors do (8192 x 4608 x 36864 on 2 x H200: differences of 1 near 17 in 0.8 % of the
+-- elements, of 4 near 4 in 151 of 37.7 million).
 local differences = iris.compile [[
 __global__ void count_differences(const void* got, const void* want, long n, int dtype, float rtol, float atol,
                                   unsigned long long* out) {
@@ -121,7 +122,7 @@ local function check_close(got, want, k, what)
   tally:fill(0)
   tally:set(2, n)
   differences:launch({ grid = math.max(1, math.min(4 * ctx:get_cu_count(), math.ceil(n / 256))), block = 256 }, got, want,
-    n, DTYPE_CODE[dtype], dtype == "float32" and 1e-4 or 2e-2, dtype == "float32" and 0.5 or math.max(0.5, 0.02 * math.sqrt(k)),
+    n, DTYPE_CODE[dtype], dtype == "float32" and 1e-4 or 2e-2, dtype == "float32" and 0.5 or math.max(0.5, 0.05 * math.sqrt(k)),
     tally)
   ctx:synchronize()
   local bad = tonumber(tally:get(1))
