@@ -37,12 +37,12 @@ local AUTO = {
 -- or H200 its GEMM is the whole-kernel GEMM on Hopper, where the fused kernels multiply on the tile.
 local BULK = "bulk"
 M.BULK = BULK
--- auto on a device that runs the whole-kernel GEMM, for float16 and bfloat16: bulk, except the ops that
--- gather where the product is smaller than this many FLOP (2 M N K, global): there the fused kernel's one
--- launch beat cuBLAS then NCCL's two (docs/perf.md, "Fused ops": 4096 x 4096 x 256 at 2 ranks, 1.7 and
--- 2.3 x; 0.4 to 0.7 x on the shapes of 137 GFLOP and more, where the GEMM's speed is most of the time).
-local GATHER_FUSED_BELOW = 32e9
-local GATHERS = { matmul_all_gather = true, all_gather_matmul = true }
+-- auto on a device that runs the whole-kernel GEMM, for float16 and bfloat16: bulk, except
+-- matmul_all_gather where the product is smaller than this many FLOP (2 M N K, global): there its fused
+-- kernel (each tile sent as it is made) beat bulk on every shape measured but the largest (docs/perf.md,
+-- "Fused ops on the whole-kernel GEMM"). all_gather_matmul's bulk won on every shape.
+local GATHER_FUSED_BELOW = 1e12
+local GATHERS = { matmul_all_gather = true }
 -- bulk's options for ctx.ccl, one table each, so that a repeated call is ctx.ccl's repeated call (the
 -- same options table: launched again as planned)
 local DIM_OPTIONS = { { dim = 1 }, { dim = 2 } }
