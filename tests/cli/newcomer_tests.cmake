@@ -83,7 +83,8 @@ iris_cli_test(help_on_values ARGS ${n}/help_values.lua
   "=== help\\(\"ctx\"\\)\nctx: the context\n" "\n[0-9]+ names here[^\n]*\n  ctx.rank, "
   "=== help\\(\"t\"\\)\nt: tensors\n" " t:shape, t.shape,"
   "=== help\\(ctx.ccl\\)\nctx.ccl: collectives\n"
-  "\n5 names here[^\n]*\n  ctx.ccl.all_reduce, ctx.ccl.all_gather, ctx.ccl.reduce_scatter, ctx.ccl.all_to_all,\n  ctx.ccl.broadcast\n"
+  "\n10 names here[^\n]*\n  ctx.ccl.all_reduce, ctx.ccl.all_gather, ctx.ccl.reduce_scatter, ctx.ccl.all_to_all,\n"
+  "  ctx.ccl.broadcast, ctx.ccl.reduce, ctx.ccl.gather, ctx.ccl.scatter, ctx.ccl.send, ctx.ccl.recv\n"
   "=== help\\(iris.trace\\)\niris.trace\n" "\n6 names here[^\n]*\n  iris.trace.start, iris.trace.mark,"
   "=== help\\(mod\\)\nmod and k: compiled modules and kernels\n"
   "\nthis module \\(${n}/help_values.lua:5\\): its kernels\n  put_ones\\(float\\* buf, int n, iris::Context ctx, int dst\\)\n  scale<T>\\(T\\* x, T factor, int n\\)\n"
@@ -95,7 +96,7 @@ iris_cli_test(help_on_values ARGS ${n}/help_values.lua
 iris_cli_test(bench_rows_as_measured MAX_SECONDS 60 CPU_ONLY "the cpu backend's sweep to 64 MiB is the long one"
   COMMAND sh ${n}/bench_stopped.sh $<TARGET_FILE:iris-lua> ${CMAKE_CURRENT_BINARY_DIR}/bench_stopped.csv
   STDOUT "^ccl_bench: [0-9]+ measurements up to 64 MiB will take about [0-9]+ s on the cpu backend. rows appear as they are measured \\(--max 1MiB, the default on cpu, takes seconds\\)\n"
-         "\nall_reduce +size +variant +time us[^\n]+\n +4 KiB +auto +[0-9.]+ "
+         "\nall_reduce +size +variant +eager us[^\n]+\n +4 KiB +auto +[0-9.]+"
          "\nexit 124\n--- [^\n]+bench_stopped.csv\ncollective,dtype,ranks,backend,bytes,variant,calls,time_us,[^\n]+\nall_reduce,float32,1,cpu,4096,auto,")
 set_tests_properties(cli/bench_rows_as_measured PROPERTIES FIXTURES_REQUIRED ccl_kernels)
 iris_cli_test(bench_plot_refused_before_measuring EXIT 2 MAX_SECONDS 10 ENVIRONMENT PATH=/nonexistent
