@@ -223,7 +223,9 @@ function M.parse(argv, spec)
         elseif not value then
           i = i + 1
           value = argv[i]
-          if value == nil then option_error("--%s needs %s", name, (o.type == "file" or o.type == "plot") and "a file name" or "a value") end
+          if value == nil then
+            option_error("--%s needs %s", name, (o.type == "file" or o.type == "plot") and "a file name" or "a value")
+          end
         end
         given[o.name] = { text = value, flag = "--" .. name }
       end
