@@ -603,15 +603,14 @@ end
 local graph_why -- why graphs were left out (the first reason met), for the legend and after the table
 
 -- What the columns are (rank 0, before the table).
+-- (Printed before the sweep: a graph left out during it says why after the table.)
 local function print_legend()
-  -- The reference's columns are headed by its name; "n/a" where nothing could be measured, the reason in
-  -- the lines above the table (or a warning for one size).
   local ref = REF
   print(("eager: device events around up to %d back-to-back calls, per call (median of %d batches, slowest rank); "
     .. "issue: the host's time per call in them, without waiting; * the host set the pace (issue >= %d%% of the "
     .. "time)"):format(MAX_CALLS, repeats, HOST_BOUND * 100))
   print(("graph: the same calls captured once (ctx:capture) and replayed (g:replay), per call%s%s")
-    :format((not options.graph and "; n/a: not measured (--no-graph)") or (graph_why and ("; n/a: " .. graph_why)) or "",
+    :format(not options.graph and "; n/a: not measured (--no-graph)" or "",
       reference.name ~= "none" and reference_graph_why and (("; %s graph n/a: %s"):format(ref, reference_graph_why)) or ""))
   print(("checked: every call of every batch, eager and replayed, ours and %s's, has inputs that depend on the rank "
     .. "and the call; every output element is compared after the batch"):format(ref == "ref" and "the reference" or ref))
