@@ -47,13 +47,13 @@ IRIS_DEVICE void all_gather_ll(const detail::OneWay ll, const Team team, const S
   S* mine = out + team.index * n;
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     const uint64_t x = load_word(inp, w, n);
-    for (int i = 1; i < team.size; ++i) ll.send(rotated(team, i), 0, w, x);
+    for (int i = 1; i < team.size; ++i) ll.send(ll.peer(i), 0, w, x);
     if (mine != inp) store_word(mine, w, n, x);
   }
   ll.exchange_headers(team);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     for (int i = 0; i < team.size; ++i) {
-      if (i != team.index) store_word(out + i * n, w, n, ll.receive(team.rank_of(i), 0, w));
+      if (i != team.index) store_word(out + i * n, w, n, ll.receive(ll.member(i), 0, w));
     }
   }
 }
@@ -77,7 +77,7 @@ __global__ void ccl_all_gather(const void* inp, void* out, long rows, long cols,
 __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_all_gather(const void* inp, void* out, long count, int dtype, uint32_t group_lo,
                                   uint32_t group_hi, iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call call = one_way_call(ctx, "ctx.ccl.all_gather", all_gather_call, group_lo, group_hi, variant::ll, dtype, 0, 0,
+  const Call& call = one_way_call(ctx, "ctx.ccl.all_gather", all_gather_call, group_lo, group_hi, variant::ll, dtype, 0, 0,
                                  count, out, nullptr);
   const OneWay ll = one_way(call);
   IRIS_CCL_FOR_SIZE(dtype, T, all_gather_ll<T>(ll, call.team, static_cast<const T*>(inp), static_cast<T*>(out), count))

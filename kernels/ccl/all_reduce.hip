@@ -49,13 +49,13 @@ IRIS_DEVICE void ll_one_shot(const detail::OneWay ll, const Team team, const S* 
   const Words ws = words<S>(n);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     const uint64_t x = load_word(inp, w, n);
-    for (int i = 1; i < team.size; ++i) ll.send(rotated(team, i), 0, w, x);
+    for (int i = 1; i < team.size; ++i) ll.send(ll.peer(i), 0, w, x);
   }
   ll.exchange_headers(team);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     WordValues<S> acc;
     for (int i = 0; i < team.size; ++i) {
-      const int q = team.rank_of(i);
+      const int q = ll.member(i);
       const uint64_t x = q == ll.me ? load_word(inp, w, n) : ll.receive(q, 0, w);
       if (i == 0) {
         acc.load(x, r);
@@ -77,7 +77,7 @@ IRIS_DEVICE void ll_two_shot_run(const detail::OneWay ll, const Team team, const
   const int64_t per = (ws.count + team.size - 1) / team.size;
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     const int c = static_cast<int>(w / per);
-    if (c != team.index) ll.send(team.rank_of(c), 0, w - c * per, load_word(inp, w, n));
+    if (c != team.index) ll.send(ll.member(c), 0, w - c * per, load_word(inp, w, n));
   }
   ll.exchange_headers(team);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
@@ -85,7 +85,7 @@ IRIS_DEVICE void ll_two_shot_run(const detail::OneWay ll, const Team team, const
     if (c != team.index) continue;
     WordValues<S> acc;
     for (int i = 0; i < team.size; ++i) {
-      const uint64_t x = i == team.index ? load_word(inp, w, n) : ll.receive(team.rank_of(i), 0, w - c * per);
+      const uint64_t x = i == team.index ? load_word(inp, w, n) : ll.receive(ll.member(i), 0, w - c * per);
       if (i == 0) {
         acc.load(x, r);
       } else {
@@ -93,12 +93,12 @@ IRIS_DEVICE void ll_two_shot_run(const detail::OneWay ll, const Team team, const
       }
     }
     const uint64_t y = acc.word(r);
-    for (int i = 1; i < team.size; ++i) ll.send(rotated(team, i), 1, w - c * per, y);
+    for (int i = 1; i < team.size; ++i) ll.send(ll.peer(i), 1, w - c * per, y);
     store_word(out, w, n, y);
   }
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     const int c = static_cast<int>(w / per);
-    if (c != team.index) store_word(out, w, n, ll.receive(team.rank_of(c), 1, w - c * per));
+    if (c != team.index) store_word(out, w, n, ll.receive(ll.member(c), 1, w - c * per));
   }
 }
 
@@ -120,17 +120,35 @@ __global__ void ccl_all_reduce(const void* inp, void* out, long rows, long cols,
 
 // The one-way variant (src/lua/iris/ccl.lua picks it for small contiguous calls): count is the elements
 // of each member's run; the staging is where iris.init put it (impl/ccl_call.hpp, Call::staging).
-__global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_all_reduce(const void* inp, void* out, long count, int dtype, int op, int variant,
-                                  uint32_t group_lo, uint32_t group_hi,
-                                  iris::Context ctx) {
+// One kernel per element type, ccl_ll_all_reduce_<dtype>: a small call's time is mostly the
+// instructions it runs once (docs/perf.md, "The fixed cost of a call"), and one kernel for all twelve
+// types behind a switch kept the code of every type in one 600 KB function.
+template <class T>
+IRIS_DEVICE void ll_all_reduce(const void* inp, void* out, long count, int dtype, int op, int variant, uint32_t group_lo,
+                               uint32_t group_hi, const iris::Context& ctx) {
   using namespace ::iris::ccl::detail;
-  const Call call = one_way_call(ctx, "ctx.ccl.all_reduce", all_reduce_call, group_lo, group_hi, variant, dtype, op, 0,
-                                 count, inp, out);
+  typedef typename storage<T>::type S;
+  const Call& call = one_way_call(ctx, "ctx.ccl.all_reduce", all_reduce_call, group_lo, group_hi, variant, dtype, op, 0,
+                                  count, inp, out);
   const OneWay ll = one_way(call);
+  const Reduction r = reduction<T>(static_cast<Op>(op));
   if (variant == variant::ll_two_shot) {
-    IRIS_CCL_FOR_DTYPE(dtype, T, ll_two_shot_run<typename storage<T>::type>(ll, call.team, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, reduction<T>(static_cast<Op>(op))))
+    ll_two_shot_run<S>(ll, call.team, static_cast<const S*>(inp), static_cast<S*>(out), count, r);
   } else {
-    IRIS_CCL_FOR_DTYPE(dtype, T, ll_one_shot<typename storage<T>::type>(ll, call.team, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, reduction<T>(static_cast<Op>(op))))
+    ll_one_shot<S>(ll, call.team, static_cast<const S*>(inp), static_cast<S*>(out), count, r);
   }
   call.finish();
+}
+
+__global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_all_reduce(const void* inp, void* out, long count, int dtype, int op,
+                                                         int variant, uint32_t group_lo, uint32_t group_hi,
+                                                         iris::Context ctx) {
+  IRIS_CCL_FOR_DTYPE(dtype, T, ll_all_reduce<T>(inp, out, count, dtype, op, variant, group_lo, group_hi, ctx))
+}
+
+// float32 alone (an experiment: docs/experiments/ccl_fixed_cost.lua times it beside the one above).
+__global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_all_reduce_float32(const void* inp, void* out, long count, int dtype,
+                                                                 int op, int variant, uint32_t group_lo,
+                                                                 uint32_t group_hi, iris::Context ctx) {
+  ll_all_reduce<float>(inp, out, count, dtype, op, variant, group_lo, group_hi, ctx);
 }

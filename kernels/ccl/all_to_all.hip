@@ -32,14 +32,14 @@ IRIS_DEVICE void all_to_all_ll(const detail::OneWay ll, const Team team, const S
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     for (int i = 1; i < team.size; ++i) {
       const int j = (team.index + i) % team.size;
-      ll.send(team.rank_of(j), 0, w, load_word(inp + j * n, w, n));
+      ll.send(ll.member(j), 0, w, load_word(inp + j * n, w, n));
     }
     store_word(out + team.index * n, w, n, load_word(inp + team.index * n, w, n));
   }
   ll.exchange_headers(team);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     for (int i = 0; i < team.size; ++i) {
-      if (i != team.index) store_word(out + i * n, w, n, ll.receive(team.rank_of(i), 0, w));
+      if (i != team.index) store_word(out + i * n, w, n, ll.receive(ll.member(i), 0, w));
     }
   }
 }
@@ -63,7 +63,7 @@ __global__ void ccl_all_to_all(const void* inp, void* out, long rows, long cols,
 __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_all_to_all(const void* inp, void* out, long count, int dtype, uint32_t group_lo,
                                   uint32_t group_hi, iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call call = one_way_call(ctx, "ctx.ccl.all_to_all", all_to_all_call, group_lo, group_hi, variant::ll, dtype, 0, 0,
+  const Call& call = one_way_call(ctx, "ctx.ccl.all_to_all", all_to_all_call, group_lo, group_hi, variant::ll, dtype, 0, 0,
                                  count, inp, out);
   const OneWay ll = one_way(call);
   IRIS_CCL_FOR_SIZE(dtype, T, all_to_all_ll<T>(ll, call.team, static_cast<const T*>(inp), static_cast<T*>(out), count))

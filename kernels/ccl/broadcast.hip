@@ -32,7 +32,7 @@ IRIS_DEVICE void broadcast_ll(const detail::OneWay ll, const Team team, S* t, in
   if (ll.me == root) {
     for (int64_t w = ws.first; w < ws.count; w += ws.step) {
       const uint64_t x = load_word(t, w, n);
-      for (int i = 1; i < team.size; ++i) ll.send(rotated(team, i), 0, w, x);
+      for (int i = 1; i < team.size; ++i) ll.send(ll.peer(i), 0, w, x);
     }
     ll.exchange_headers(team);
     return;
@@ -60,7 +60,7 @@ __global__ void ccl_broadcast(void* data, long rows, long cols, long stride, int
 __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_broadcast(void* data, long count, int dtype, int root, uint32_t group_lo, uint32_t group_hi,
                                   iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call call = one_way_call(ctx, "ctx.ccl.broadcast", broadcast_call, group_lo, group_hi, variant::ll, dtype, 0,
+  const Call& call = one_way_call(ctx, "ctx.ccl.broadcast", broadcast_call, group_lo, group_hi, variant::ll, dtype, 0,
                                  root, count, data, nullptr);
   const OneWay ll = one_way(call);
   IRIS_CCL_FOR_SIZE(dtype, T, broadcast_ll<T>(ll, call.team, static_cast<T*>(data), count, root))

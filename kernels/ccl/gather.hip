@@ -42,7 +42,7 @@ IRIS_DEVICE void gather_ll(const detail::OneWay ll, const Team team, const S* in
   ll.exchange_headers(team);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     for (int i = 0; i < team.size; ++i) {
-      if (i != team.index) store_word(out + i * n, w, n, ll.receive(team.rank_of(i), 0, w));
+      if (i != team.index) store_word(out + i * n, w, n, ll.receive(ll.member(i), 0, w));
     }
     if (mine != inp) store_word(mine, w, n, load_word(inp, w, n));
   }
@@ -71,7 +71,7 @@ __global__ void ccl_gather(const void* inp, void* out, long rows, long cols, lon
 __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_gather(const void* inp, void* out, long count, int dtype, int root,
                                                       uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call call = one_way_call(ctx, "ctx.ccl.gather", gather_call, group_lo, group_hi, variant::ll, dtype, 0, root,
+  const Call& call = one_way_call(ctx, "ctx.ccl.gather", gather_call, group_lo, group_hi, variant::ll, dtype, 0, root,
                                  count, out, nullptr);
   const OneWay ll = one_way(call);
   IRIS_CCL_FOR_SIZE(dtype, T, gather_ll<T>(ll, call.team, static_cast<const T*>(inp), static_cast<T*>(out), count, root))

@@ -52,7 +52,7 @@ IRIS_DEVICE void reduce_ll(const detail::OneWay ll, const Team team, const S* in
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     WordValues<S> acc;
     for (int i = 0; i < team.size; ++i) {
-      const int q = team.rank_of(i);
+      const int q = ll.member(i);
       const uint64_t x = q == root ? load_word(inp, w, n) : ll.receive(q, 0, w);
       if (i == 0) {
         acc.load(x, r);
@@ -87,7 +87,7 @@ __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_reduce(const void* inp, void* out
                                                       int root, uint32_t group_lo, uint32_t group_hi,
                                                       iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call call = one_way_call(ctx, "ctx.ccl.reduce", reduce_call, group_lo, group_hi, variant::ll, dtype, op, root,
+  const Call& call = one_way_call(ctx, "ctx.ccl.reduce", reduce_call, group_lo, group_hi, variant::ll, dtype, op, root,
                                  count, inp, out);
   const OneWay ll = one_way(call);
   IRIS_CCL_FOR_DTYPE(dtype, T, reduce_ll<typename storage<T>::type>(ll, call.team, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, root, reduction<T>(static_cast<Op>(op))))

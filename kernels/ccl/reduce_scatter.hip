@@ -32,14 +32,14 @@ IRIS_DEVICE void reduce_scatter_ll(const detail::OneWay ll, const Team team, con
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     for (int i = 1; i < team.size; ++i) {
       const int j = (team.index + i) % team.size;
-      ll.send(team.rank_of(j), 0, w, load_word(inp + j * n, w, n));
+      ll.send(ll.member(j), 0, w, load_word(inp + j * n, w, n));
     }
   }
   ll.exchange_headers(team);
   for (int64_t w = ws.first; w < ws.count; w += ws.step) {
     WordValues<S> acc;
     for (int i = 0; i < team.size; ++i) {
-      const uint64_t x = i == team.index ? load_word(inp + i * n, w, n) : ll.receive(team.rank_of(i), 0, w);
+      const uint64_t x = i == team.index ? load_word(inp + i * n, w, n) : ll.receive(ll.member(i), 0, w);
       if (i == 0) {
         acc.load(x, r);
       } else {
@@ -71,7 +71,7 @@ __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_reduce_scatter(const void* inp, v
                                       uint32_t group_hi,
                                       iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call call = one_way_call(ctx, "ctx.ccl.reduce_scatter", reduce_scatter_call, group_lo, group_hi, variant::ll,
+  const Call& call = one_way_call(ctx, "ctx.ccl.reduce_scatter", reduce_scatter_call, group_lo, group_hi, variant::ll,
                                  dtype, op, 0, count, inp, nullptr);
   const OneWay ll = one_way(call);
   IRIS_CCL_FOR_DTYPE(dtype, T, reduce_scatter_ll<typename storage<T>::type>(ll, call.team, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, reduction<T>(static_cast<Op>(op))))

@@ -35,7 +35,7 @@ IRIS_DEVICE void scatter_ll(const detail::OneWay ll, const Team team, const S* i
     for (int64_t w = ws.first; w < ws.count; w += ws.step) {
       for (int i = 1; i < team.size; ++i) {
         const int j = (team.index + i) % team.size;
-        ll.send(team.rank_of(j), 0, w, load_word(inp + j * n, w, n));
+        ll.send(ll.member(j), 0, w, load_word(inp + j * n, w, n));
       }
     }
     ll.exchange_headers(team);
@@ -70,7 +70,7 @@ __global__ void ccl_scatter(const void* inp, void* out, long rows, long cols, lo
 __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_scatter(const void* inp, void* out, long count, int dtype, int root,
                                                        uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call call = one_way_call(ctx, "ctx.ccl.scatter", scatter_call, group_lo, group_hi, variant::ll, dtype, 0,
+  const Call& call = one_way_call(ctx, "ctx.ccl.scatter", scatter_call, group_lo, group_hi, variant::ll, dtype, 0,
                                  root, count, inp, nullptr);
   const OneWay ll = one_way(call);
   IRIS_CCL_FOR_SIZE(dtype, T, scatter_ll<T>(ll, call.team, static_cast<const T*>(inp), static_cast<T*>(out), count, root))

@@ -94,25 +94,56 @@ __device__ __noinline__ uint64_t receive_slowly(const Call* call, const Line* li
   return data;
 }
 
-// The one-way side of a Call: what the hot path reads (in registers: the state, the call's number,
-// the staging, the members), epochs, credits, headers, lines. `call` is for the reports alone.
+// What a block's threads read in the hot path, per member q (global rank): this call's slots, built
+// once per block in shared memory by one_way(). Before, each thread recomputed them from the call
+// state for every word it sent or received (dependent global loads of the pair epoch, the staging and
+// the heap bases on every line) and kept the Call in local memory for the out-of-line reports (a 1 KiB
+// stack written by every thread of every launch): docs/perf.md, "The fixed cost of a call".
+struct Route {
+  Line* to[2];          // this rank's slot in q's heap, phases 0 and 1
+  const Line* from[2];  // q's slot in this rank's heap, phases 0 and 1
+  uint64_t epoch;       // the pair epoch of this call with q
+};
+
+// The block's copy of the call (what the reports read), its hash, the routes and the members in order.
+struct OneWayBlock {
+  Call call;
+  uint64_t hash;  // call_hash of this rank's descriptor
+  Route routes[kMaxRanks];
+  int ranks[kMaxRanks];  // member i's global rank
+};
+
+// The one instance per block (a __shared__ variable of a function has one per block and kernel).
+IRIS_DEVICE OneWayBlock& one_way_block() {
+  __shared__ OneWayBlock block;
+  return block;
+}
+
+// The one-way side of a Call: its block's routes (shared memory), and the state for the arrival.
+// `call` is for the reports and the descriptor; it lives in the same shared block.
 struct OneWay {
+  const OneWayBlock* block;
   const Call* call;
   CallState* state;
   const uint64_t* heap_bases;
-  uint64_t seq;
-  uint64_t hash;  // call_hash of this rank's descriptor
-  Staging staging;
   int me;
+  int index;  // this rank's position among the members
+  int size;   // members
 
-  IRIS_DEVICE uint64_t epoch(int q) const { return state->pair_epoch[(seq - 1) & 1][q] + 1; }
-  IRIS_DEVICE uint32_t flag(int q) const { return static_cast<uint32_t>(epoch(q)); }
+  IRIS_DEVICE uint64_t epoch(int q) const { return block->routes[q].epoch; }
+  IRIS_DEVICE uint32_t flag(int q) const { return static_cast<uint32_t>(block->routes[q].epoch); }
 
   // The slot this rank writes in q's heap, and the slot q writes in this rank's.
-  IRIS_DEVICE Line* to(int q, int phase) const {
-    return ::iris::translate(staging.slot(me, epoch(q), phase), me, q, heap_bases);
+  IRIS_DEVICE Line* to(int q, int phase) const { return block->routes[q].to[phase]; }
+  IRIS_DEVICE const Line* from(int q, int phase) const { return block->routes[q].from[phase]; }
+
+  // The global rank of member i, and of the member i places after this rank (rotated order: each
+  // rank starts with a different peer).
+  IRIS_DEVICE int member(int i) const { return block->ranks[i]; }
+  IRIS_DEVICE int peer(int i) const {
+    const int j = index + i;
+    return block->ranks[j >= size ? j - size : j];
   }
-  IRIS_DEVICE const Line* from(int q, int phase) const { return staging.slot(q, epoch(q), phase); }
 
   // Until q has arrived at least at `epoch` (its own call `epoch`, with this rank, has started).
   IRIS_DEVICE void wait_arrived(int q, uint64_t e) const {
@@ -166,7 +197,7 @@ struct OneWay {
     for (int i = control_lane(); i < team.size * lines; i += kControlThreads) {
       const int q = team.rank_of(i / lines), line = i % lines;
       if (q == me) continue;
-      uint64_t word = hash;
+      uint64_t word = block->hash;
       if (line > 0) {
         CallDescriptor d = call->mine;
         d.epoch = epoch(q);
@@ -202,7 +233,7 @@ struct OneWay {
           return false;
         },
         [&](unsigned long long waited) { one_way_give_up(c, q, waited); });
-    if (theirs != hash) one_way_mismatch(c, q);
+    if (theirs != block->hash) one_way_mismatch(c, q);
   }
 };
 
@@ -294,22 +325,44 @@ IRIS_DEVICE Words words(int64_t n) {
   return Words{words_of<S>(n), global_thread(), global_threads()};
 }
 
-// The call around the data: the descriptor (as every variant makes it), the bookkeeping without
-// deliveries, the credits, and the count of calls at the end.
-IRIS_DEVICE Call one_way_call(const iris::Context& ctx, const char* name, int collective, uint32_t group_lo,
-                              uint32_t group_hi, int variant, int dtype, int op, int root, long count,
-                              const void* a, const void* b) {
-  const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
-  const Call call = make_call(ctx, name, collective, group, variant, dtype, op, root, static_cast<uint64_t>(count), 1,
-                              1, 0, 0, {a, count}, {b, count});
-  call.begin_one_way();
-  return call;
+// The call around the data: the descriptor (as every variant makes it, once per block, by thread 0, into
+// the block's shared OneWayBlock), the bookkeeping without deliveries, and the count of calls at the
+// end (Call::finish). The reference stays valid for the kernel's whole run.
+IRIS_DEVICE const Call& one_way_call(const iris::Context& ctx, const char* name, int collective, uint32_t group_lo,
+                                     uint32_t group_hi, int variant, int dtype, int op, int root, long count,
+                                     const void* a, const void* b) {
+  OneWayBlock& block = one_way_block();
+  if (thread_index() == 0) {
+    const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
+    block.call = make_call(ctx, name, collective, group, variant, dtype, op, root, static_cast<uint64_t>(count), 1, 1, 0,
+                           0, {a, count}, {b, count});
+    block.hash = call_hash(block.call.mine);
+  }
+  __syncthreads();
+  block.call.begin_one_way();
+  return block.call;
 }
 
+// The routes of every member, one thread each, then the credits (OneWay::take_credits).
 IRIS_DEVICE OneWay one_way(const Call& call) {
-  const OneWay ll{&call,     call.state, call.team.ctx.heap_bases, call.seq, call_hash(call.mine), call.staging(),
-                  call.team.rank()};
-  ll.take_credits(call.team);
+  OneWayBlock& block = one_way_block();
+  const Team& team = call.team;
+  const int me = team.rank();
+  for (int i = thread_index(); i < team.size; i += thread_count()) {
+    const Staging staging = call.staging();
+    const int q = team.rank_of(i);
+    block.ranks[i] = q;
+    const uint64_t e = call.epoch_with(q);
+    Route& r = block.routes[q];
+    r.epoch = e;
+    for (int phase = 0; phase < 2; ++phase) {
+      r.to[phase] = ::iris::translate(staging.slot(me, e, phase), me, q, team.ctx.heap_bases);
+      r.from[phase] = staging.slot(q, e, phase);
+    }
+  }
+  __syncthreads();
+  const OneWay ll{&block, &block.call, call.state, team.ctx.heap_bases, me, team.index, team.size};
+  ll.take_credits(team);
   return ll;
 }
 
