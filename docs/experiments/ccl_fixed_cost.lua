@@ -69,13 +69,6 @@ for _, variant in ipairs { "auto", "ll", "ll_two_shot", "one_shot", "two_shot" }
     ctx:barrier()
     local us = l.kernel:time_raw_launches(l.cfg, calls, unpack(l.args)) * 1e6 / calls
     rows[#rows + 1] = { "  the same kernel, raw driver loop", us, us }
-    -- the one-way kernel of float32 alone (no dtype switch), the same arguments
-    local found, alone = pcall(function() return require("iris.kernel").builtin("ccl/all_reduce").ccl_ll_all_reduce_float32 end)
-    if found and l.kernel.name == "ccl_ll_all_reduce" then
-      ctx:barrier()
-      us = alone:time_raw_launches(l.cfg, calls, unpack(l.args)) * 1e6 / calls
-      rows[#rows + 1] = { "  float32's own kernel, raw loop", us, us }
-    end
   end
 end
 ctx:barrier()

@@ -120,9 +120,8 @@ __global__ void ccl_all_reduce(const void* inp, void* out, long rows, long cols,
 
 // The one-way variant (src/lua/iris/ccl.lua picks it for small contiguous calls): count is the elements
 // of each member's run; the staging is where iris.init put it (impl/ccl_call.hpp, Call::staging).
-// One kernel per element type, ccl_ll_all_reduce_<dtype>: a small call's time is mostly the
-// instructions it runs once (docs/perf.md, "The fixed cost of a call"), and one kernel for all twelve
-// types behind a switch kept the code of every type in one 600 KB function.
+// One kernel for every element type behind a switch: a kernel of float32 alone was no faster on an
+// H200 (docs/perf.md, "The fixed cost of a call, again").
 template <class T>
 IRIS_DEVICE void ll_all_reduce(const void* inp, void* out, long count, int dtype, int op, int variant, uint32_t group_lo,
                                uint32_t group_hi, const iris::Context& ctx) {
@@ -144,11 +143,4 @@ __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_all_reduce(const void* inp, void*
                                                          int variant, uint32_t group_lo, uint32_t group_hi,
                                                          iris::Context ctx) {
   IRIS_CCL_FOR_DTYPE(dtype, T, ll_all_reduce<T>(inp, out, count, dtype, op, variant, group_lo, group_hi, ctx))
-}
-
-// float32 alone (an experiment: docs/experiments/ccl_fixed_cost.lua times it beside the one above).
-__global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_all_reduce_float32(const void* inp, void* out, long count, int dtype,
-                                                                 int op, int variant, uint32_t group_lo,
-                                                                 uint32_t group_hi, iris::Context ctx) {
-  ll_all_reduce<float>(inp, out, count, dtype, op, variant, group_lo, group_hi, ctx);
 }
