@@ -1,20 +1,66 @@
-// ctx.ccl.broadcast (src/lua/iris/ccl.lua; docs/collectives.md): the root writes its t into every other
-// member's t. Block b of the root pushes tiles b, b + blocks, ...; the others only take part in the
-// call's protocol (their t is complete once the root delivered).
+// ctx.ccl.broadcast (src/lua/iris/ccl.lua; docs/collectives.md): the root's t into every other member's
+// t. Block b of every rank takes tiles b, b + blocks, ...
+//   push: the root writes each tile into every other member; the others only take part in the call's
+//         protocol (their t is complete once the root delivered).
+//   relay: the root writes each tile into one member, its relay (the tiles dealt round the members but
+//          the root), and tells it; the relay writes the tile into every member but the root and
+//          itself. The root's links carry the message once instead of W - 1 times, and the relays'
+//          copies run while the root is still sending.
 #include <iris/impl/ccl_ll.hpp>
 
 namespace {
 
 using namespace iris::ccl;
 
+// The member that relays tile i: the tiles are dealt round the members but the root, in member order.
+IRIS_DEVICE int relay_of(const Team& team, int64_t i, int root_index) {
+  const int k = static_cast<int>(i % (team.size - 1));
+  return team.rank_of(k < root_index ? k : k + 1);
+}
+
+// A relay's tile, from its own t into every member's but the root's and its own: read once, written to each.
+template <class S>
+__device__ __noinline__ void relay_tile(const Team team, const Tile tile, const View<S> t, const int root) {
+  const detail::Shape s = detail::shape_of<S>(tile);
+  detail::check_capacity<S>(s);
+  const detail::Where at = detail::where(t, tile);
+  detail::Fragment<S> f;
+  f.load(t.ptr, at, s, detail::plain());
+  for (int i = 1; i < team.size; ++i) {
+    const int q = detail::rotated(team, i);
+    if (q != root) f.store(detail::on(team, t.ptr, q), at, s, detail::plain());
+  }
+}
+
 // Out of line: the compilers handle each element type's code as a function of its own.
 template <class T>
 __device__ __noinline__ void run(const detail::Call& call, T* data, long rows, long cols, long stride, int block_m, int block_n,
-                    int root) {
+                    int root, int variant) {
   const Team& team = call.team;
-  if (team.rank() != root) return;
   const View<T> t = view(data, rows, cols, stride);
-  for (int64_t i = blockIdx.x; i < t.tiles(block_m, block_n); i += gridDim.x) {
+  const int64_t tiles = t.tiles(block_m, block_n);
+  if (variant == detail::variant::relay && team.size > 2) {
+    int root_index = 0;
+    while (team.rank_of(root_index) != root) ++root_index;
+    for (int64_t i = blockIdx.x; i < tiles; i += gridDim.x) {
+      const Tile tl = tile(i, t, block_m, block_n);
+      // the tile's place in this block's sequence, the same on every rank: the root's progress counts it
+      const detail::CallSync sync{&call, static_cast<uint64_t>((i - blockIdx.x) / gridDim.x)};
+      const int relay = relay_of(team, i, root_index);
+      if (team.rank() == root) {
+        const detail::TileEvent traced(iris::event::copy, tl, sizeof(T));
+        detail::copy_to(team, tl, View<const T>(t), root, t, relay);
+        detail::publish(sync, kStaged);  // the block's stores, then one release: the tile is in the relay's t
+      } else if (team.rank() == relay) {
+        const detail::TileEvent traced(iris::event::copy, tl, sizeof(T));
+        detail::wait_one(sync, root, kStaged);
+        relay_tile(team, tl, t, root);
+      }
+    }
+    return;
+  }
+  if (team.rank() != root) return;
+  for (int64_t i = blockIdx.x; i < tiles; i += gridDim.x) {
     const Tile tl = tile(i, t, block_m, block_n);
     const detail::TileEvent traced(iris::event::copy, tl, sizeof(T));
     detail::copy_to(team, tl, View<const T>(t), root, t, detail::kEveryPeer);  // read once, written to each
@@ -44,14 +90,15 @@ IRIS_DEVICE void broadcast_ll(const detail::OneWay ll, const Team team, S* t, in
 
 }  // namespace
 
+// variant: push or relay.
 __global__ void ccl_broadcast(void* data, long rows, long cols, long stride, int block_m, int block_n, int dtype,
-                          int root, uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
+                          int root, int variant, uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
   const detail::Call call = detail::make_call(ctx, "ctx.ccl.broadcast", detail::broadcast_call, group,
-                                              detail::variant::push, dtype, 0, root, rows * cols, rows, 1, block_m, block_n,
+                                              variant, dtype, 0, root, rows * cols, rows, 1, block_m, block_n,
                                               {data, stride}, {nullptr, 0});
   call.begin();
-  IRIS_CCL_FOR_SIZE(dtype, T, run<T>(call, static_cast<T*>(data), rows, cols, stride, block_m, block_n, root))
+  IRIS_CCL_FOR_SIZE(dtype, T, run<T>(call, static_cast<T*>(data), rows, cols, stride, block_m, block_n, root, variant))
   call.end(call.team.rank() != root);  // the root's t is not touched by anyone; the others' is by the root
 }
 

@@ -216,6 +216,35 @@ iris.test("what the rooted calls refuse, at the caller's line", function()
   check.fails("they must be the same", function() ctx.ccl.reduce(t, ctx:zeros(9), 0) end)
 end)
 
+iris.test("broadcast relay: each tile through one member, which passes it on", function()
+  -- 2-D and strided too: the tiles of any view (the relay deals tiles, not chunks)
+  local cases = { { "float32", W * 700 + 3 }, { "int16", { 33, 70 } }, { "uint8", 5 }, { "float64", { 64, 64 } } }
+  for _, case in ipairs(cases) do
+    local dtype, shape = case[1], case[2]
+    for root = 0, W - 1 do
+      local t = ctx:zeros(shape, dtype)
+      ref.fill(t, function(i) return input(dtype, me, i) end)
+      -- small tiles and few blocks: many tiles per block, every member relaying several
+      assert(ctx.ccl.broadcast(t, root, { variant = "relay", block_m = 4, block_n = 32, blocks = 3 }) == t)
+      ref.check(ctx, t, function(i) return ref.as_read(dtype, input(dtype, root, i)) end,
+        ("broadcast relay %s root %d"):format(dtype, root))
+    end
+  end
+  local big = ctx:zeros({ 96, 80 })
+  local view = big:narrow(2, 9, 40) -- a strided view: rows of 40 in rows of 80
+  ref.fill(view, function(i) return input("float32", me, i) end)
+  ctx.ccl.broadcast(view, W - 1, { variant = "relay", block_m = 8, block_n = 16 })
+  ref.check(ctx, view, function(i) return input("float32", W - 1, i) end, "broadcast relay of a strided view")
+  if W >= 3 and ctx.nodes == 1 then -- a group's members alone
+    local group = W > 3 and { 0, 2, W - 1 } or { 0, 2 }
+    local member = me == 0 or me == 2 or (W > 3 and me == W - 1)
+    local t = ctx:full(4 * 50, me)
+    if member then ctx.ccl.broadcast(t, 2, { group = group, variant = "relay", block_m = 1, block_n = 16 }) end
+    iris.assert_equal(t, member and 2 or me)
+    ctx:barrier()
+  end
+end)
+
 iris.test("broadcast scatter_all_gather: the root's chunks scattered, then all-gathered", function()
   for _, case in ipairs { { "float32", W * 700 }, { "int16", { W * 3, 37 } }, { "uint8", W } } do
     local dtype, shape = case[1], case[2]

@@ -92,7 +92,8 @@ enum {
   X(ll, 11)                   \
   X(ll_two_shot, 12)          \
   X(scatter_all_gather, 13)   \
-  X(copy_engine, 14)
+  X(copy_engine, 14)         \
+  X(relay, 15)
 /* Collectives (ctx.ccl) and fused ops (ctx.ops): X(name, id, family, variants), family ccl or ops,
  * variants the names (IRIS_VARIANT_CODES) its `variant` option takes, the first the one its error
  * messages name first. A new collective is one line here (docs/architecture.md, "Where to add X"). */
@@ -101,7 +102,7 @@ enum {
   X(all_gather, 2, ccl, "persistent partitioned ll copy_engine")          \
   X(reduce_scatter, 3, ccl, "two_shot ll")                                \
   X(all_to_all, 4, ccl, "push ll copy_engine")                            \
-  X(broadcast, 5, ccl, "push ll scatter_all_gather copy_engine")          \
+  X(broadcast, 5, ccl, "push ll relay scatter_all_gather copy_engine")    \
   X(matmul_all_reduce, 6, ops, "two_shot one_shot ring atomic spinlock specialized") \
   X(all_gather_matmul, 7, ops, "pull staged")                             \
   X(matmul_all_gather, 8, ops, "push specialized")                        \

@@ -90,11 +90,12 @@ local AUTO = {
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
     },
     -- broadcast's push has the root write W - 1 copies: its links carry all of them (0.32 x NCCL at
-    -- 256 MiB on 4 x H200, issue 24). From 4 ranks, above the one-way sizes, the root scatters a chunk to
-    -- each member and the members all-gather them: each link carries (W - 1) / W of the message once.
+    -- 256 MiB on 4 x H200, issue 24); scatter_all_gather (two calls) still had the root send 1.5 times
+    -- the message (0.70 to 0.75 x). From 3 ranks, above the one-way sizes, relay: the root sends each
+    -- tile once, to the member that passes it on to the others, in one call.
     broadcast = {
       { max_bytes = 4096 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
-      { max_bytes = ANY, max_ranks = ANY, min_ranks = 4, variant = "scatter_all_gather", blocks = 128 },
+      { max_bytes = ANY, max_ranks = ANY, min_ranks = 3, variant = "relay", blocks = 128 },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
     },
     -- The rooted collectives: the design's rows until a GPU measures them (docs/perf.md). One way while
@@ -948,7 +949,7 @@ function M.new(ctx)
       return t
     end
     launch(kernel.builtin("ccl/broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
-      g.lo, g.hi, ctx)
+      VARIANT_CODE[variant], g.lo, g.hi, ctx)
     return t
   end
 
