@@ -6,6 +6,7 @@
 # ccl_bench (auto, eager and replayed in a graph, NCCL in the same run) to MAX. Each part is time-boxed
 # so that the whole fits one call (PARTS picks some: "patterns labs ccl bench"). Logs go to $OUT (or
 # <build>/gpu-logs): patterns-np<N>.log, lab_calibration.log, many_gpus.log, ccl_bench_np<N>.csv.
+# More ranks than GPUs share them under CUDA MPS (correctness only: spinning ranks time-slice).
 #   [MAX=64MiB] [PARTS="patterns labs ccl bench"] tests/gpu/run_many_gpus.sh <build-dir> [ranks, default: the GPUs]
 set -u
 . "$(dirname "$0")/gpu_env.sh"
@@ -18,6 +19,7 @@ here=$(dirname "$0")
 export IRIS_BACKEND=cuda IRIS_SHARED_GPU_WARNING=0
 cd "$root"
 nvidia-smi -L | tee -a "$log"
+[ "$ranks" -gt "$gpus" ] && mps_start "$ranks ranks on $gpus GPU(s)"
 mpi=(mpirun --oversubscribe --bind-to none -np "$ranks")
 has() { case " $parts " in *" $1 "*) return 0 ;; esac; return 1; }
 
