@@ -5,7 +5,7 @@
 # docs/experiments/ccl_fixed_cost.lua at one rank, the one-way kernel's own time under Nsight Compute,
 # ccl_fixed_cost at `ranks` for a few sizes, and ccl_bench's all_reduce (eager and in a graph, NCCL in
 # the same run) over the small sizes. Logs go to $OUT (or /tmp/fixed-cost-ab).
-#   tests/gpu/run_fixed_cost_ab.sh <binary A> <binary B> [ranks, default 2] [max size, default 1MiB]
+#   [COLLECTIVES=all_reduce,broadcast] tests/gpu/run_fixed_cost_ab.sh <binary A> <binary B> [ranks, default 2] [max size, default 1MiB]
 #   e.g. tests/gpu/run_fixed_cost_ab.sh .carry/ab/base/iris-lua .carry/ab/new/iris-lua 2
 set -u
 a=$1 b=$2 ranks=${3:-2} max=${4:-1MiB}
@@ -39,5 +39,5 @@ for which in A B; do
       "$bytes" 1000
   done
   step "$which: ccl_bench all_reduce at $ranks ranks" 240 "${mpi[@]}" "$bin" scripts/bench/ccl_bench.lua \
-    --collective all_reduce --variant auto,ll --max "$max" --repeats 3 --csv "$logs/ab_${which}_np$ranks.csv"
+    --collective "${COLLECTIVES:-all_reduce}" --variant auto,ll --max "$max" --repeats 3 --csv "$logs/ab_${which}_np$ranks.csv"
 done
