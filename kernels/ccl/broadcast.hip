@@ -84,7 +84,7 @@ IRIS_DEVICE void broadcast_ll(const detail::OneWay ll, const Team team, S* t, in
     return;
   }
   ll.exchange_headers(team);
-  ll.wait_members(team, 0);
+  ll.wait_members(team, 0, root);  // each word is written after the root's line for it came
   for (int64_t w = ws.first; w < ws.count; w += ws.step) store_word(t, w, n, ll.receive(root, 0, w));
 }
 

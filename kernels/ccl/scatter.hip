@@ -46,7 +46,7 @@ IRIS_DEVICE void scatter_ll(const detail::OneWay ll, const Team team, const S* i
     return;
   }
   ll.exchange_headers(team);
-  ll.wait_members(team, 0);
+  ll.wait_members(team, 0, root);  // each word is written after the root's line for it came
   for (int64_t w = ws.first; w < ws.count; w += ws.step) store_word(out, w, n, ll.receive(root, 0, w));
 }
 

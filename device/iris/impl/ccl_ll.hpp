@@ -159,19 +159,18 @@ struct OneWay {
   }
 
   // The control warp waits until every other member arrived at `epoch(q) - back` (back 1: the
-  // credits above; 0: every member has started this call); the block goes on together.
-  IRIS_DEVICE void wait_members(const Team& team, uint64_t back) const {
+  // credits above; 0: every member has started this call), but `heard` (a member whose lines this rank
+  // waits for anyway: they come from its call); the block goes on together.
+  IRIS_DEVICE void wait_members(const Team& team, uint64_t back, int heard = -1) const {
     if (control_thread()) {
       for (int i = control_lane(); i < team.size; i += kControlThreads) {
         const int q = team.rank_of(i);
-        if (q != me) wait_arrived(q, epoch(q) - back);
+        if (q != me && q != heard) wait_arrived(q, epoch(q) - back);
       }
     }
     __syncthreads();
   }
 
-  // Before the block writes into any member's staging: each member is done with the slot (above).
-  IRIS_DEVICE void take_credits(const Team& team) const { wait_members(team, 1); }
 
   IRIS_DEVICE void send(int q, int phase, int64_t word, uint64_t data) const {
     line_store(to(q, phase) + kHeaderLines + word, data, flag(q));
@@ -325,45 +324,60 @@ IRIS_DEVICE Words words(int64_t n) {
   return Words{words_of<S>(n), global_thread(), global_threads()};
 }
 
-// The call around the data: the descriptor (as every variant makes it, once per block, by thread 0, into
-// the block's shared OneWayBlock), the bookkeeping without deliveries, and the count of calls at the
-// end (Call::finish). The reference stays valid for the kernel's whole run.
+// The call around the data, set up before the block's first barrier, in parallel: thread 0 makes the
+// descriptor (as every variant makes it) and its hash into the block's shared OneWayBlock, and thread i
+// the route of member i from its own reads of the call state (the call counter, the staging, then the
+// pair epoch), then takes that member's credit: a sender writes the slot of parity e % 2 at pair epoch
+// e only once the receiver arrived at e - 1 (it is done with the slot; usually long since, so this is
+// the value already read). One barrier, then the bookkeeping without deliveries (Call::begin_one_way);
+// the count of calls comes at the end (Call::finish). The reference stays valid for the kernel's run.
 IRIS_DEVICE const Call& one_way_call(const iris::Context& ctx, const char* name, int collective, uint32_t group_lo,
                                      uint32_t group_hi, int variant, int dtype, int op, int root, long count,
                                      const void* a, const void* b) {
   OneWayBlock& block = one_way_block();
+  const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
   if (thread_index() == 0) {
-    const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
     block.call = make_call(ctx, name, collective, group, variant, dtype, op, root, static_cast<uint64_t>(count), 1, 1, 0,
                            0, {a, count}, {b, count});
     block.hash = call_hash(block.call.mine);
+    ::iris::fence(acq_rel, ::iris::block);  // a credit's report (below, seconds later) reads it
+  }
+  const Team members = team(ctx, group);
+  const int me = ctx.rank;
+  for (int i = thread_index(); i < members.size; i += thread_count()) {
+    const int q = members.rank_of(i);
+    block.ranks[i] = q;
+    CallState* state = reinterpret_cast<CallState*>(static_cast<uintptr_t>(ctx.heap_bases[me]) + IRIS_CCL_STATE_OFFSET);
+    const uint64_t seq = state->calls + 1;                        // as make_call reads it
+    const uint64_t e = state->pair_epoch[(seq - 1) & 1][q] + 1;  // Call::epoch_with
+    const Staging staging{reinterpret_cast<unsigned char*>(static_cast<uintptr_t>(ctx.heap_bases[me]) + state->staging),
+                          state->slot_bytes};
+    Route& r = block.routes[q];
+    r.epoch = e;
+    for (int phase = 0; phase < 2; ++phase) {
+      r.to[phase] = ::iris::translate(staging.slot(me, e, phase), me, q, ctx.heap_bases);
+      r.from[phase] = staging.slot(q, e, phase);
+    }
+    if (q == me) continue;
+    const uint64_t* arrived = &state->arrived[q];
+    uint64_t seen = 0;
+    spin_until(
+        [&] {
+          seen = ::iris::detail::atomic_load(arrived, relaxed, sys);
+          return seen >= e - 1;
+        },
+        [&](unsigned long long waited) { one_way_absent(&block.call, q, seen, e - 1, waited); });
   }
   __syncthreads();
   block.call.begin_one_way();
   return block.call;
 }
 
-// The routes of every member, one thread each, then the credits (OneWay::take_credits).
+// The one-way side of a call that one_way_call set up: its block's routes, and the state for the arrival.
 IRIS_DEVICE OneWay one_way(const Call& call) {
-  OneWayBlock& block = one_way_block();
+  const OneWayBlock& block = one_way_block();
   const Team& team = call.team;
-  const int me = team.rank();
-  for (int i = thread_index(); i < team.size; i += thread_count()) {
-    const Staging staging = call.staging();
-    const int q = team.rank_of(i);
-    block.ranks[i] = q;
-    const uint64_t e = call.epoch_with(q);
-    Route& r = block.routes[q];
-    r.epoch = e;
-    for (int phase = 0; phase < 2; ++phase) {
-      r.to[phase] = ::iris::translate(staging.slot(me, e, phase), me, q, team.ctx.heap_bases);
-      r.from[phase] = staging.slot(q, e, phase);
-    }
-  }
-  __syncthreads();
-  const OneWay ll{&block, &block.call, call.state, team.ctx.heap_bases, me, team.index, team.size};
-  ll.take_credits(team);
-  return ll;
+  return OneWay{&block, &block.call, call.state, team.ctx.heap_bases, team.rank(), team.index, team.size};
 }
 
 }  // namespace detail
