@@ -587,7 +587,7 @@ function M.new(ctx)
   -- Not while a trace or a capture is on, nor at the debug level, which say something of every call.
   local memo = {} -- collective -> { a, b, opts, extra, option fields, keys, k, cfg, n, args }
   local noting -- the entry the next launch completes
-  local OPTION_FIELDS = { "op", "variant", "dim", "async", "block_m", "block_n", "blocks" }
+  local OPTION_FIELDS = { "op", "variant", "dim", "async", "block_m", "block_n", "blocks" } -- (note() too)
 
   local function count_keys(opts)
     local keys = 0
@@ -621,44 +621,52 @@ function M.new(ctx)
   local function note(collective, what, a, b, opts, extra, members)
     noting = { collective = collective, what = what, a = a, b = b, opts = opts, extra = extra, members = members }
     if opts ~= nil then
-      for i = 1, #OPTION_FIELDS do noting[OPTION_FIELDS[i]] = opts[OPTION_FIELDS[i]] end
-      noting.keys = count_keys(opts)
+      -- OPTION_FIELDS written out: a loop here (or pairs() to count the keys) kept LuaJIT from compiling
+      -- the call ("inner loop in root trace"). The options checked on this call's way (read_options) have
+      -- no other keys than these and group, so counting the set ones counts them all.
+      local op, variant, dim, async, block_m, block_n, blocks =
+        opts.op, opts.variant, opts.dim, opts.async, opts.block_m, opts.block_n, opts.blocks
+      noting.op, noting.variant, noting.dim, noting.async = op, variant, dim, async
+      noting.block_m, noting.block_n, noting.blocks = block_m, block_n, blocks
+      noting.keys = (opts.group ~= nil and 1 or 0) + (op ~= nil and 1 or 0) + (variant ~= nil and 1 or 0)
+        + (dim ~= nil and 1 or 0) + (async ~= nil and 1 or 0) + (block_m ~= nil and 1 or 0)
+        + (block_n ~= nil and 1 or 0) + (blocks ~= nil and 1 or 0)
     end
   end
 
-  -- The launch of a call that went the whole way, for repeated(). Not compiled: its varargs table made
-  -- LuaJIT spawn a side trace per call (each exiting where the last one did) until it gave up.
-  local function remember(entry, k, cfg, n, ...)
-    entry.k, entry.cfg, entry.n, entry.args = k, cfg, n, { ... }
+  -- The launch of a call that went the whole way, for repeated(). `args`: the kernel's arguments in a
+  -- table the call site builds (a varargs table made here kept LuaJIT from compiling the call: a side
+  -- trace per call until it gave up, then the interpreter for the whole call).
+  local function remember(entry, k, cfg, args)
+    entry.k, entry.cfg, entry.n, entry.args = k, cfg, #args, args
     memo[entry.collective], noting = entry, nil
   end
-  jit.off(remember)
 
-  local function launch(k, grid, threads, ...)
+  local function launch(k, grid, threads, args)
     local cfg = { grid = grid, block = threads }
     if traced then
-      trace.host_span(traced.what, "ccl", traced.args, k.launch, k, cfg, ...)
+      trace.host_span(traced.what, "ccl", traced.args, k.launch, k, cfg, unpack(args))
     else
-      k:launch(cfg, ...)
+      k:launch(cfg, unpack(args))
     end
     state.seq = state.seq + 1
-    if noting then remember(noting, k, cfg, select("#", ...), ...) end
+    if noting then remember(noting, k, cfg, args) end
     collective_calls.record(state, k)
   end
 
   -- A launch that is no call of the protocol (send and recv count their messages apart) or not its
   -- first kernel (copy_engine's second): the device's call counter does not move, so neither does
   -- state.seq, which the host's mismatch reports match against it (iris.collective_calls).
-  local function launch_uncounted(k, grid, threads, ...)
+  local function launch_uncounted(k, grid, threads, args)
     local cfg = { grid = grid, block = threads }
     if traced then
-      trace.host_span(traced.what, "ccl", traced.args, k.launch, k, cfg, ...)
+      trace.host_span(traced.what, "ccl", traced.args, k.launch, k, cfg, unpack(args))
     else
-      k:launch(cfg, ...)
+      k:launch(cfg, unpack(args))
     end
     if noting then
-      noting.k, noting.cfg, noting.n, noting.args, noting.uncounted = k, cfg, select("#", ...), { ... }, true
-      memo[noting.collective], noting = noting, nil
+      noting.uncounted = true
+      remember(noting, k, cfg, args)
     end
   end
 
@@ -693,7 +701,7 @@ function M.new(ctx)
         errors.check(C.iris_copy_device_async(to, c[3], c[4]))
       end
     end
-    launch_uncounted(k.ccl_copy_engine_end, 1, 32, a, b, code, dtype, root, count, o.dim or 1, g.lo, g.hi, ctx)
+    launch_uncounted(k.ccl_copy_engine_end, 1, 32, { a, b, code, dtype, root, count, o.dim or 1, g.lo, g.hi, ctx })
   end
 
   -- A tensor's address in this rank's heap, `bytes` into it.
@@ -713,12 +721,12 @@ function M.new(ctx)
     local variant, grid, threads, bm, bn, staging = plan(what, "all_reduce", dt, bytes, o, g, rows, cols,
       rows == 1 and inp._numel or nil)
     if staging then
-      launch(kernel.builtin("ccl/all_reduce").ccl_ll_all_reduce, grid, threads, inp, out, inp._numel, DTYPE_CODE[dt.name],
-        OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, ctx)
+      launch(kernel.builtin("ccl/all_reduce").ccl_ll_all_reduce, grid, threads, { inp, out, inp._numel, DTYPE_CODE[dt.name],
+        OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, ctx })
       return out
     end
-    launch(kernel.builtin("ccl/all_reduce").ccl_all_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
-      DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, o.async, ctx)
+    launch(kernel.builtin("ccl/all_reduce").ccl_all_reduce, grid, threads, { inp, out, rows, cols, in_stride, out_stride, bm, bn,
+      DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], g.lo, g.hi, o.async, ctx })
     return out
   end
 
@@ -739,12 +747,12 @@ function M.new(ctx)
     local variant, grid, threads, bm, bn, staging = plan(what, "reduce", dt, bytes, o, g, rows, cols,
       rows == 1 and inp._numel or nil)
     if staging then
-      launch(kernel.builtin("ccl/reduce").ccl_ll_reduce, grid, threads, inp, out, inp._numel, DTYPE_CODE[dt.name],
-        OP_CODE[o.op], root, g.lo, g.hi, ctx)
+      launch(kernel.builtin("ccl/reduce").ccl_ll_reduce, grid, threads, { inp, out, inp._numel, DTYPE_CODE[dt.name],
+        OP_CODE[o.op], root, g.lo, g.hi, ctx })
       return out
     end
-    launch(kernel.builtin("ccl/reduce").ccl_reduce, grid, threads, inp, out, rows, cols, in_stride, out_stride, bm, bn,
-      DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], root, g.lo, g.hi, o.async, ctx)
+    launch(kernel.builtin("ccl/reduce").ccl_reduce, grid, threads, { inp, out, rows, cols, in_stride, out_stride, bm, bn,
+      DTYPE_CODE[dt.name], OP_CODE[o.op], VARIANT_CODE[variant], root, g.lo, g.hi, o.async, ctx })
     return out
   end
 
@@ -806,11 +814,11 @@ function M.new(ctx)
       return out
     end
     if staging then
-      launch(kernel.builtin("ccl/all_gather").ccl_ll_all_gather, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name], g.lo, g.hi, ctx)
+      launch(kernel.builtin("ccl/all_gather").ccl_ll_all_gather, grid, threads, { inp, out, v.cols, DTYPE_CODE[dt.name], g.lo, g.hi, ctx })
       return out
     end
-    launch(kernel.builtin("ccl/all_gather").ccl_all_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
-      v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, VARIANT_CODE[variant], g.lo, g.hi, ctx)
+    launch(kernel.builtin("ccl/all_gather").ccl_all_gather, grid, threads, { inp, out, v.rows, v.cols, v.plain_stride,
+      v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, VARIANT_CODE[variant], g.lo, g.hi, ctx })
     return out
   end
 
@@ -830,13 +838,13 @@ function M.new(ctx)
     local _, grid, threads, bm, bn, staging = plan(what, "reduce_scatter", dt, bytes, o, g, v.rows, v.cols,
       (v.rows == 1 and v.chunk_step == v.cols) and v.cols or nil)
     if staging then
-      launch(kernel.builtin("ccl/reduce_scatter").ccl_ll_reduce_scatter, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name],
-        OP_CODE[o.op], g.lo, g.hi, ctx)
+      launch(kernel.builtin("ccl/reduce_scatter").ccl_ll_reduce_scatter, grid, threads, { inp, out, v.cols, DTYPE_CODE[dt.name],
+        OP_CODE[o.op], g.lo, g.hi, ctx })
       return out
     end
-    launch(kernel.builtin("ccl/reduce_scatter").ccl_reduce_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
+    launch(kernel.builtin("ccl/reduce_scatter").ccl_reduce_scatter, grid, threads, { inp, out, v.rows, v.cols, v.chunked_stride,
       v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, OP_CODE[o.op], g.lo, g.hi,
-      o.async, ctx)
+      o.async, ctx })
     return out
   end
 
@@ -883,11 +891,11 @@ function M.new(ctx)
       return out
     end
     if staging then
-      launch(kernel.builtin("ccl/all_to_all").ccl_ll_all_to_all, grid, threads, inp, out, cols, DTYPE_CODE[dt.name], g.lo, g.hi, ctx)
+      launch(kernel.builtin("ccl/all_to_all").ccl_ll_all_to_all, grid, threads, { inp, out, cols, DTYPE_CODE[dt.name], g.lo, g.hi, ctx })
       return out
     end
-    launch(kernel.builtin("ccl/all_to_all").ccl_all_to_all, grid, threads, inp, out, rows, cols, in_stride, out_stride, in_step,
-      out_step, bm, bn, DTYPE_CODE[dt.name], o.dim, g.lo, g.hi, ctx)
+    launch(kernel.builtin("ccl/all_to_all").ccl_all_to_all, grid, threads, { inp, out, rows, cols, in_stride, out_stride, in_step,
+      out_step, bm, bn, DTYPE_CODE[dt.name], o.dim, g.lo, g.hi, ctx })
     return out
   end
 
@@ -945,11 +953,11 @@ function M.new(ctx)
       return t
     end
     if staging then
-      launch(kernel.builtin("ccl/broadcast").ccl_ll_broadcast, grid, threads, t, cols, DTYPE_CODE[dt.name], root, g.lo, g.hi, ctx)
+      launch(kernel.builtin("ccl/broadcast").ccl_ll_broadcast, grid, threads, { t, cols, DTYPE_CODE[dt.name], root, g.lo, g.hi, ctx })
       return t
     end
-    launch(kernel.builtin("ccl/broadcast").ccl_broadcast, grid, threads, t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
-      VARIANT_CODE[variant], g.lo, g.hi, ctx)
+    launch(kernel.builtin("ccl/broadcast").ccl_broadcast, grid, threads, { t, rows, cols, stride, bm, bn, DTYPE_CODE[dt.name], root,
+      VARIANT_CODE[variant], g.lo, g.hi, ctx })
     return t
   end
 
@@ -972,12 +980,12 @@ function M.new(ctx)
     local _, grid, threads, bm, bn, staging = plan(what, "gather", dt, bytes, o, g, v.rows, v.cols,
       (v.rows == 1 and v.chunk_step == v.cols) and v.cols or nil)
     if staging then
-      launch(kernel.builtin("ccl/gather").ccl_ll_gather, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name], root,
-        g.lo, g.hi, ctx)
+      launch(kernel.builtin("ccl/gather").ccl_ll_gather, grid, threads, { inp, out, v.cols, DTYPE_CODE[dt.name], root,
+        g.lo, g.hi, ctx })
       return out
     end
-    launch(kernel.builtin("ccl/gather").ccl_gather, grid, threads, inp, out, v.rows, v.cols, v.plain_stride,
-      v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, root, in_place, g.lo, g.hi, o.async, ctx)
+    launch(kernel.builtin("ccl/gather").ccl_gather, grid, threads, { inp, out, v.rows, v.cols, v.plain_stride,
+      v.chunked_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, root, in_place, g.lo, g.hi, o.async, ctx })
     return out
   end
 
@@ -998,12 +1006,12 @@ function M.new(ctx)
     local _, grid, threads, bm, bn, staging = plan(what, "scatter", dt, bytes, o, g, v.rows, v.cols,
       (v.rows == 1 and v.chunk_step == v.cols) and v.cols or nil)
     if staging then
-      launch(kernel.builtin("ccl/scatter").ccl_ll_scatter, grid, threads, inp, out, v.cols, DTYPE_CODE[dt.name], root,
-        g.lo, g.hi, ctx)
+      launch(kernel.builtin("ccl/scatter").ccl_ll_scatter, grid, threads, { inp, out, v.cols, DTYPE_CODE[dt.name], root,
+        g.lo, g.hi, ctx })
       return out
     end
-    launch(kernel.builtin("ccl/scatter").ccl_scatter, grid, threads, inp, out, v.rows, v.cols, v.chunked_stride,
-      v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, root, g.lo, g.hi, o.async, ctx)
+    launch(kernel.builtin("ccl/scatter").ccl_scatter, grid, threads, { inp, out, v.rows, v.cols, v.chunked_stride,
+      v.plain_stride, v.chunk_step, bm, bn, DTYPE_CODE[dt.name], o.dim, root, g.lo, g.hi, o.async, ctx })
     return out
   end
 
@@ -1086,8 +1094,8 @@ function M.new(ctx)
     local what = "ctx.ccl.send"
     note("send", what, t, nil, opts, peer, peer == ctx.rank and 1 or 2)
     local rows, cols, stride, dt, variant, grid, threads = p2p_plan(what, "send", t, peer, opts)
-    launch_uncounted(kernel.builtin("ccl/send").ccl_send, grid, threads, t, rows, cols, stride, DTYPE_CODE[dt.name], peer,
-      VARIANT_CODE[variant], ctx)
+    launch_uncounted(kernel.builtin("ccl/send").ccl_send, grid, threads, { t, rows, cols, stride, DTYPE_CODE[dt.name], peer,
+      VARIANT_CODE[variant], ctx })
     return t
   end
 
@@ -1101,7 +1109,7 @@ function M.new(ctx)
     local what = "ctx.ccl.recv"
     note("recv", what, t, nil, opts, peer, peer == ctx.rank and 1 or 2)
     local rows, cols, stride, dt, _, grid, threads = p2p_plan(what, "recv", t, peer, opts)
-    launch_uncounted(kernel.builtin("ccl/recv").ccl_recv, grid, threads, t, rows, cols, stride, DTYPE_CODE[dt.name], peer, ctx)
+    launch_uncounted(kernel.builtin("ccl/recv").ccl_recv, grid, threads, { t, rows, cols, stride, DTYPE_CODE[dt.name], peer, ctx })
     return t
   end
 

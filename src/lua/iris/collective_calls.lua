@@ -29,6 +29,20 @@ local getinfo, is_iris_frame = debug.getinfo, errors.is_iris_frame
 -- Remembers call number `calls.seq` (ccl.calls(ctx), which has just counted it) of `kernel`, made from
 -- the script's frames on the stack now. It runs at every collective call: the ring's entries are
 -- reused, the frames kept flat (function, line, file), the names made only for a report.
+-- A function's short source when it is the script's, false when it is iris's own or C: asked once per
+-- function (debug.getinfo's "S" makes strings, and record() runs on every call that is not a repeat).
+-- The second value: whether it is a chunk's main function (the frames above it are the runner's).
+local sources, mains = setmetatable({}, { __mode = "k" }), setmetatable({}, { __mode = "k" })
+local function source_of(fn)
+  local source = sources[fn]
+  if source == nil then
+    local info = getinfo(fn, "S")
+    source = not is_iris_frame(info) and info.short_src
+    sources[fn], mains[fn] = source, info.what == "main"
+  end
+  return source, mains[fn]
+end
+
 function M.record(calls, kernel)
   local log = calls.log
   if not log then
@@ -44,12 +58,13 @@ function M.record(calls, kernel)
   entry.seq, entry.kernel = calls.seq, kernel.name
   local n = 0
   for level = 3, MAX_LEVELS do
-    local info = getinfo(level, "Slf")
+    local info = getinfo(level, "lf")
     if not info then break end
-    if not is_iris_frame(info) then
-      entry[n + 1], entry[n + 2], entry[n + 3] = info.func, info.currentline, info.short_src
+    local source, main = source_of(info.func)
+    if source then
+      entry[n + 1], entry[n + 2], entry[n + 3] = info.func, info.currentline, source
       n = n + 3
-      if n == 3 * MAX_FRAMES then break end
+      if n == 3 * MAX_FRAMES or main then break end
     end
   end
   entry.n = n
