@@ -1,6 +1,6 @@
 -- The host's share of a small collective (docs/perf.md, "The fixed cost of a call"), at one rank: per
 -- call, ctx.ccl.all_reduce as a script makes it, the same with its launch replaced by nothing (the Lua
--- policy alone: checks, plan, marshalling skipped), the launch function alone (argument checks and the
+-- policy alone: checks, plan, marshalling skipped; repeated calls, then calls on 8 tensor pairs in turn), the launch function alone (argument checks and the
 -- driver call), and the kernel straight through the driver. Host clock, no waiting inside the loop.
 --   iris-lua [-jv=FILE] docs/experiments/ccl_host_cost.lua [bytes, default 4096] [calls, default 20000]
 local ffi = require "ffi"
@@ -39,6 +39,13 @@ for _, variant in ipairs { "ll", "one_shot" } do
   local real, caught = k.launch, nil
   k.launch = function(self, cfg, ...) caught = { cfg = cfg, args = { ... } } end
   rows[#rows + 1] = { variant .. ": the Lua policy alone", per_call(function() ctx.ccl.all_reduce(out, inp, opts) end) }
+  -- a call that does not repeat the one before (another pair of tensors each time): the whole policy
+  local pairs_of, c = {}, 0
+  for i = 1, 8 do pairs_of[i] = { ctx:ones(n), ctx:zeros(n) } end
+  rows[#rows + 1] = { variant .. ": the same, 8 tensor pairs in turn", per_call(function()
+    c = c % 8 + 1
+    ctx.ccl.all_reduce(pairs_of[c][2], pairs_of[c][1], opts)
+  end) }
   k.launch = real
   local cfg, args = caught.cfg, caught.args
   rows[#rows + 1] = { variant .. ": k:launch alone", per_call(function() k:launch(cfg, unpack(args)) end) }
