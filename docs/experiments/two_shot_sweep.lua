@@ -11,8 +11,8 @@ local iters = tonumber(arg[2] or 10)
 local W = ctx.world_size
 local slowest = function(v) return require("iris.broadcast").slowest(v, "two_shot_sweep") end
 -- tiles (block_m x block_n: a contiguous message is one row, tiles of block_m * block_n elements) and grids
-local tiles = { { 32, 64 }, { 64, 64 }, { 64, 128 } }
-local grids = { 128, 256, 512 }
+local tiles = { { 16, 64 }, { 32, 64 } } -- (2048 elements a block: 256 threads, the most its registers allow on an H200)
+local grids = { 66, 132, 264, 512 }
 local ref = reference.open(ctx)
 
 local function time_ms(fn)

@@ -53,6 +53,7 @@ M.OPTIONS = { "op", "variant", "dim", "group", "async", "block_m", "block_n", "b
 -- reasoning is here, the measurements in docs/perf.md ("Collectives").
 local KiB = 1024
 local ANY = math.huge
+local PER_MULTIPROCESSOR = "one per multiprocessor" -- a row's blocks: the device's count (its share of it)
 local AUTO = {
   gpu = {
     all_reduce = {
@@ -71,9 +72,10 @@ local AUTO = {
       -- it reads stay cheap (at 8 ranks they are 7 messages' worth).
       { max_bytes = 256 * KiB, max_ranks = 4, variant = "one_shot", blocks = 32 },
       { max_bytes = 64 * KiB, max_ranks = ANY, variant = "one_shot", blocks = 32 },
-      -- Above, two_shot reads and writes (W-1)/W of the message: the bandwidth-optimal volume. Its grid
-      -- is large: NVLink needs many requests in flight (docs/perf.md: put_block's plateau).
-      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 256 },
+      -- Above, two_shot reads and writes (W-1)/W of the message: the bandwidth-optimal volume. One block
+      -- per multiprocessor (its registers fit one): 256 blocks on an H200's 132 left a second, uneven
+      -- wave (docs/perf.md, "two_shot's tile and grid": 0.97 -> 1.03 x NCCL at 16 MiB).
+      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = PER_MULTIPROCESSOR },
     },
     -- The others move each byte once whatever the variant: one way (twice the bytes on the wire, but no
     -- round trips) led to the staging's 4 MiB slots on 2 x H200 (1.2 to 1.7 x NCCL to 1-2 MiB).
@@ -473,6 +475,7 @@ function M.new(ctx)
   local traced -- while a trace is on: the last plan's span (its name and figures), which launch records
   local function grid_cap(o, row)
     local blocks = o.blocks or row.blocks
+    if blocks == PER_MULTIPROCESSOR then blocks = M.device_share(ctx) end
     if not o.blocks and device_class == "gpu" then -- ranks sharing a GPU: each keeps to its share
       if not share_cap then
         local share, sharing = M.device_share(ctx)
