@@ -26,6 +26,15 @@ step() {  # <title> <seconds> <command...>: runs it with a time limit, logs it, 
   echo "=== exit ${PIPESTATUS[0]} after $((SECONDS - started)) s" | tee -a "$log"
 }
 
+# The collectives' mismatch fixtures: each run must end with exit 1 and an error naming both ranks.
+ccl_mismatch_steps() {  # <mpirun and its arguments...>
+  local case
+  for case in size dtype op collective tensors; do
+    step "mismatch: $case at ${*: -1} ranks (must end with an error naming both ranks)" 60 "$@" "$iris" \
+      tests/cli/fixtures/ccl_mismatch.lua "$case"
+  done
+}
+
 # CUDA MPS, for more ranks than GPUs: without it, spinning kernels of different processes only
 # time-slice. The scripts use it one at a time (the same folders every time).
 mps_start() {  # <what>: starts it, logged ("=== CUDA MPS started: <what>"); it stops when the script exits

@@ -25,10 +25,7 @@ for file in tests/lua/ccl_*.lua; do
   step "$(basename "$file") at 1 rank" 300 "$iris" test "$file"
   step "$(basename "$file") at $ranks ranks" 300 "${mpi[@]}" "$iris" test "$file"
 done
-for case in size dtype op collective tensors; do
-  step "mismatch: $case (must end with an error naming both ranks)" 60 "${mpi[@]}" "$iris" \
-    tests/cli/fixtures/ccl_mismatch.lua "$case"
-done
+ccl_mismatch_steps "${mpi[@]}"
 step "ccl_bench at $ranks ranks" 900 "${mpi[@]}" "$iris" scripts/bench/ccl_bench.lua --csv "$logs/ccl_bench.csv" "$@"
 step "auto choices at debug level" 60 env IRIS_LOG_LEVEL=debug "${mpi[@]}" "$iris" -e \
   'local ctx = iris.init{} for _, n in ipairs{1024, 65536, 16777216} do local t = ctx:zeros(n) ctx.ccl.all_reduce(t, t) end'

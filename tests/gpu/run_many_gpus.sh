@@ -30,10 +30,7 @@ if has ccl; then
   for file in tests/lua/ccl_*.lua; do
     step "$(basename "$file") at $ranks ranks" 120 "${mpi[@]}" "$iris" test "$file"
   done
-  for case in size dtype op collective tensors; do
-    step "mismatch: $case at $ranks ranks (must end with an error naming both ranks)" 60 "${mpi[@]}" "$iris" \
-      tests/cli/fixtures/ccl_mismatch.lua "$case"
-  done
+  ccl_mismatch_steps "${mpi[@]}"
 fi
 has bench && step "ccl_bench auto at $ranks ranks to $max, eager and graph, NCCL too" 300 "${mpi[@]}" "$iris" \
   scripts/bench/ccl_bench.lua --variant auto --max "$max" --repeats 3 --csv "$logs/ccl_bench_np$ranks.csv"

@@ -46,10 +46,7 @@ for ranks in $counts; do
     for file in "${files[@]}"; do
       step "$(basename "$file") at $ranks ranks" 300 "${mpi[@]}" "$iris" test "$file"
     done
-    for case in size dtype op collective tensors; do
-      step "mismatch: $case at $ranks ranks (an error naming both ranks)" 60 "${mpi[@]}" "$iris" \
-        tests/cli/fixtures/ccl_mismatch.lua "$case"
-    done
+    ccl_mismatch_steps "${mpi[@]}"
   fi
   for bytes in ${FIXED_COST_SIZES:-4096 65536 262144}; do
     step "fixed cost at $ranks ranks, $bytes bytes" 120 "${mpi[@]}" "$iris" docs/experiments/ccl_fixed_cost.lua "$bytes" 1000
