@@ -107,7 +107,8 @@ local AUTO = {
     reduce = {
       { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
       { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "one_shot", blocks = 64 },
-      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = 256 },
+      -- (one block per multiprocessor, as all_reduce's: 0.51 -> 0.87 x NCCL at 4 MiB, docs/perf.md)
+      { max_bytes = ANY, max_ranks = ANY, variant = "two_shot", blocks = PER_MULTIPROCESSOR },
     },
     gather = {
       { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
