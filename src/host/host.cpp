@@ -75,6 +75,35 @@ int is_iris_chunk_for_lua(lua_State* L) {
   return 1;
 }
 
+// iris.host.script_frames(entry, level, most): into entry[1..3n] the function, current line and short
+// source of the script's innermost `most` frames from stack level `level` on (the caller of this
+// function is level 1), iris's own and C frames left out, ending at the script's main chunk; returns
+// n. The call-line record of every collective (iris.collective_calls): one C call where debug.getinfo
+// per level was one LuaJIT trace stitch and a table each.
+int script_frames_for_lua(lua_State* L) {
+  luaL_checktype(L, 1, LUA_TTABLE);
+  int level = static_cast<int>(luaL_checkinteger(L, 2));
+  const int most = static_cast<int>(luaL_checkinteger(L, 3));
+  int n = 0;
+  lua_Debug ar;
+  for (; n < most && lua_getstack(L, level, &ar) != 0; ++level) {
+    if (lua_getinfo(L, "Slf", &ar) == 0) continue;  // pushes the function
+    if (*ar.what == 'C' || host::is_iris_chunk(ar.source)) {
+      lua_pop(L, 1);
+      continue;
+    }
+    lua_rawseti(L, 1, 3 * n + 1);
+    lua_pushinteger(L, ar.currentline);
+    lua_rawseti(L, 1, 3 * n + 2);
+    lua_pushstring(L, ar.short_src);
+    lua_rawseti(L, 1, 3 * n + 3);
+    ++n;
+    if (*ar.what == 'm') break;  // the frames above a main chunk are the runner's
+  }
+  lua_pushinteger(L, n);
+  return 1;
+}
+
 void host_hook(lua_State* L, lua_Debug*) {
   lua_sethook(L, nullptr, 0, 0);  // before the flags: a request arriving now arms the hook again
   if (g_hang_answer_requested.exchange(false)) comm::hang::answer_from_lua(user_traceback(L));
@@ -394,6 +423,8 @@ Host::Host(const HostOptions& options) : impl_(new Impl) {
   lua_setfield(L, -2, "user_frames");
   lua_pushcfunction(L, is_iris_chunk_for_lua);
   lua_setfield(L, -2, "is_iris_chunk");
+  lua_pushcfunction(L, script_frames_for_lua);
+  lua_setfield(L, -2, "script_frames");
   lua_pushcfunction(L, stop_sampler);
   lua_setfield(L, -2, "stop_sampler");
   lua_setfield(L, -2, "iris.host");

@@ -12,7 +12,6 @@ local M = {}
 
 local KEEP = 1024      -- calls remembered per context: a mismatch is found among the calls still in flight
 local MAX_FRAMES = 3   -- the script's frames remembered per call (the innermost), for the pairs() hint
-local MAX_LEVELS = 16  -- stack levels looked at per call
 
 -- "ctx.ccl.all_reduce" for the kernel "ccl_all_reduce", "ctx.ops.matmul_all_reduce" for
 -- "ops_matmul_all_reduce_float16" (ops kernels come one per element type).
@@ -24,25 +23,11 @@ local function call_name(kernel_name)
   return kernel_name
 end
 
-local getinfo, is_iris_frame = debug.getinfo, errors.is_iris_frame
+local script_frames = package.loaded["iris.host"].script_frames
 
 -- Remembers call number `calls.seq` (ccl.calls(ctx), which has just counted it) of `kernel`, made from
 -- the script's frames on the stack now. It runs at every collective call: the ring's entries are
 -- reused, the frames kept flat (function, line, file), the names made only for a report.
--- A function's short source when it is the script's, false when it is iris's own or C: asked once per
--- function (debug.getinfo's "S" makes strings, and record() runs on every call that is not a repeat).
--- The second value: whether it is a chunk's main function (the frames above it are the runner's).
-local sources, mains = setmetatable({}, { __mode = "k" }), setmetatable({}, { __mode = "k" })
-local function source_of(fn)
-  local source = sources[fn]
-  if source == nil then
-    local info = getinfo(fn, "S")
-    source = not is_iris_frame(info) and info.short_src
-    sources[fn], mains[fn] = source, info.what == "main"
-  end
-  return source, mains[fn]
-end
-
 function M.record(calls, kernel)
   local log = calls.log
   if not log then
@@ -56,18 +41,8 @@ function M.record(calls, kernel)
     log[slot] = entry
   end
   entry.seq, entry.kernel = calls.seq, kernel.name
-  local n = 0
-  for level = 3, MAX_LEVELS do
-    local info = getinfo(level, "lf")
-    if not info then break end
-    local source, main = source_of(info.func)
-    if source then
-      entry[n + 1], entry[n + 2], entry[n + 3] = info.func, info.currentline, source
-      n = n + 3
-      if n == 3 * MAX_FRAMES or main then break end
-    end
-  end
-  entry.n = n
+  -- level 3: record's caller's caller (ccl.lua's launch, then the collective's function), as getinfo counts
+  entry.n = 3 * script_frames(entry, 3, MAX_FRAMES)
 end
 
 -- The call's frames as { fn, line, where = "s.lua:12" }, innermost first.
