@@ -111,6 +111,9 @@ return H.define {
       end, MESSAGE_HINT)
 
     check:compare { what = ("per call of the histogram, %d values per rank"):format(n), yours = results.yours,
-                    reference = { name = REFERENCE, result = results[REFERENCE] }, threshold = 2.4 }
+                    reference = { name = REFERENCE, result = results[REFERENCE] },
+                    -- the reference solution's own ratio: 2.06 at 2 ranks, 5.62 at 4 (its remote atomics
+                    -- contend more with every rank; docs/labs/README.md, "The speed thresholds")
+                    threshold = W <= 2 and 2.4 or 6.6 }
   end,
 }

@@ -59,7 +59,7 @@ function M.run(ex)
   for _, key in ipairs { "a", "b", "c", "bulk" } do
     if shapes[key] then elements = elements + 2 * shapes[key][1] * shapes[key][2] end -- result and its twin
   end
-  local ctx = iris.init { heap_size = elements * ELEMENT_SIZE[o.dtype] + 64 * 1024 * 1024 }
+  local ctx = iris.init { heap_size = require("iris.ccl").heap_for(elements * ELEMENT_SIZE[o.dtype] + 64 * 1024 * 1024) }
   -- Small whole numbers: every product and sum is exact in float32 accumulation, and the two ways
   -- differ at most by the rounding of their sums into the dtype.
   local t = {

@@ -116,8 +116,8 @@ function M.require_ranks(minimum)
 end
 
 -- A heap for `bytes` of tensors: each rounds up to 256 bytes, and the small ones (counters, flags)
--- fit in the margin.
-function M.heap_size(bytes) return bytes + 4 * 1024 * 1024 end
+-- fit in the margin; iris.init takes ctx.ccl's one-way staging from the heap besides (iris.ccl.heap_for).
+function M.heap_size(bytes) return require("iris.ccl").heap_for(bytes + 4 * 1024 * 1024) end
 
 ---------------------------------------------------------------------------------------------------
 -- Kernels

@@ -431,6 +431,13 @@ end
 -- The staging's figures ({bytes, slot_bytes, words}), nil when the heap has none.
 function M.staging(ctx) return stagings[ctx] end
 
+-- A heap size (bytes) that leaves `bytes` for a script's tensors once iris.init took the staging above:
+-- the slots are at most a sixteenth of the heap, point to point's region P2P_SLOTS / 4 of that again.
+function M.heap_for(bytes)
+  local taken = 1 / 16 * (1 + C.IRIS_CCL_P2P_SLOTS / 4)
+  return math.ceil((bytes + C.IRIS_CCL_P2P_STATE_BYTES + 1024 * KiB) / (1 - taken) / (1024 * KiB)) * 1024 * KiB
+end
+
 -- A device fault that is the call protocol's report names this rank's call and its script line.
 errors.on_device_fault(function()
   local ctx = require("iris.context").current()
