@@ -95,8 +95,11 @@ local AUTO = {
     -- 256 MiB on 4 x H200, issue 24); scatter_all_gather (two calls) still had the root send 1.5 times
     -- the message (0.70 to 0.75 x). From 3 ranks, above the one-way sizes, relay: the root sends each
     -- tile once, to the member that passes it on to the others, in one call.
+    -- At 4 ranks (4 x H200, docs/perf.md "Four GPUs, again") ll, whose root sends W - 1 copies, fell to
+    -- 0.37 to 0.59 x NCCL from 1 to 4 MiB where relay took 0.55 to 0.69 (and 0.85 to 0.97 from 8 to 32 MiB).
     broadcast = {
-      { max_bytes = 4096 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
+      { max_bytes = 4096 * KiB, max_ranks = 3, variant = "ll", blocks = 64 },
+      { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
       { max_bytes = ANY, max_ranks = ANY, min_ranks = 3, variant = "relay", blocks = 128 },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
     },
