@@ -200,6 +200,20 @@ int iris_device_sharing(uint32_t* ranks) {
   return capi::guarded([&] { *ranks = static_cast<uint32_t>(session::current().ranks_on_device); });
 }
 
+int iris_stream_select(int which) {
+  return capi::guarded([&] {
+    if (which != 0 && which != 1) throw Error(Errc::invalid_argument, format("stream %d: 0 (main) or 1 (second)", which));
+    session::current().backend->select_stream(which);
+  });
+}
+
+int iris_stream_wait(int waiter) {
+  return capi::guarded([&] {
+    if (waiter != 0 && waiter != 1) throw Error(Errc::invalid_argument, format("stream %d: 0 (main) or 1 (second)", waiter));
+    session::current().backend->stream_wait(waiter);
+  });
+}
+
 int iris_device_barrier(void) {
   return capi::guarded([&] {
     session::comm().require_every_rank("ctx:device_barrier()");  // its kernel would wait for ranks that never come

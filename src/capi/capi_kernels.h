@@ -91,6 +91,13 @@ int iris_device_multiprocessors(uint32_t* count);
    the multiprocessors. */
 int iris_device_sharing(uint32_t* ranks);
 
+/* The second stream (Backend::select_stream; docs/architecture.md), for ctx.ops's variant overlap:
+   launches, asynchronous copies and the vendor libraries' work go to stream `which` (0: the main one,
+   1: the second) from here on; iris_stream_wait makes stream `waiter` wait, on the device, for what the
+   other stream has enqueued so far. Nothing to do on the cpu backend (its launches finish in order). */
+int iris_stream_select(int which);
+int iris_stream_wait(int waiter);
+
 /* ctx:device_barrier() (asynchronous, like a launch). */
 int iris_device_barrier(void);
 

@@ -168,9 +168,24 @@ class Backend {
   // Only NVIDIA's Hopper and later have TMA: the others throw Error(unsupported) saying so.
   virtual void encode_tensor_map(const TensorMapSpec& spec, void* out) const;
 
-  // The stream everything is enqueued on, as the vendor's libraries take it (CUstream, hipStream_t), so
-  // a library measured beside iris (NCCL, RCCL) runs on the same stream; null on the cpu backend.
+  // The stream work is enqueued on now (see select_stream), as the vendor's libraries take it (CUstream,
+  // hipStream_t), so a library called beside iris (NCCL, RCCL, cuBLAS) runs on the same stream; null on
+  // the cpu backend.
   virtual void* native_stream() const { return nullptr; }
+
+  // --- the second stream (ctx.ops's variant overlap; docs/architecture.md) ---------------------------
+  // Launches, asynchronous copies and the vendor libraries' work (native_stream()) go to one of two
+  // in-order streams: 0, the main one, or 1, a second one, from select_stream(which) on. stream_wait(
+  // waiter) makes stream `waiter` wait, on the device (an event recorded on the other stream now, waited
+  // for there), for everything enqueued on the other stream so far; no host wait. A fork is
+  // stream_wait(1) then select_stream(1); a join is stream_wait(0) then select_stream(0). Both are legal
+  // inside a capture: the second stream joins the capture at its first wait for the main one.
+  // Every method that waits or runs on the main stream alone (copies, fills, synchronize(), timing
+  // events, graph replays, the end of a capture) first joins the second stream's work into the main
+  // stream, so the ordering contract above holds whichever stream was used. The cpu backend runs every
+  // launch to completion before launch() returns: one order, nothing to do.
+  virtual void select_stream(int which) { (void)which; }
+  virtual void stream_wait(int waiter) { (void)waiter; }
 
   // --- graphs (ctx:capture; docs/graphs.md) -----------------------------------------------------------
   // From begin_capture() until end_capture() or abort_capture(), launches are recorded instead of run:

@@ -146,6 +146,15 @@ struct Api {
     return {cu.cuEventElapsedTime(ms, start, end), "cuEventElapsedTime"};
   }
 
+  // --- the second stream (GpuBackend::select_stream) ------------------------------------------------------
+  // Events that only order streams: no timing, the cheaper kind.
+  Returned event_create_for_order(CUevent* event) const {
+    return {cu.cuEventCreate(event, CU_EVENT_DISABLE_TIMING), "cuEventCreate"};
+  }
+  Returned stream_wait_event(CUstream stream, CUevent event) const {
+    return {cu.cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent"};
+  }
+
   // --- graphs (ctx:capture) --------------------------------------------------------------------------
   // The stream module variables are written on while the backend's stream is being captured.
   Returned stream_create(CUstream* stream) const {

@@ -20,7 +20,7 @@ namespace iris::runtime::cuda {
   X(cuDeviceGetCount) X(cuDeviceGet) X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceGetPCIBusId)  \
   X(cuDeviceCanAccessPeer) X(cuDeviceGetP2PAttribute)                                                   \
   X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)                           \
-  X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamQuery)                                                 \
+  X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamQuery) X(cuStreamWaitEvent)                            \
   X(cuMemAlloc) X(cuMemFree) X(cuMemGetInfo) X(cuPointerSetAttribute)                                   \
   X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle) X(cuIpcCloseMemHandle)                                     \
   X(cuMemHostAlloc) X(cuMemHostGetDevicePointer) X(cuMemFreeHost)                                       \

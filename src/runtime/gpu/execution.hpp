@@ -117,6 +117,7 @@ class TimingEvent final : public Event {
     backend_.refuse_while_capturing("recording a timing event");  // it would be part of the graph
     backend_.throw_if_faulted();
     backend_.bind();
+    backend_.join_second();  // a point after everything enqueued, on either stream
     backend_.check(backend_.calls.event_record(event_, backend_.stream()), "recording a timing event");
     recorded_ = true;
   }
@@ -172,7 +173,7 @@ void GpuBackend<Api>::enqueue(Module& module, void* function, const LaunchConfig
   throw_if_faulted();
   bind();
   const auto kernel = prepare_launch(module, function, config, kernel_label);
-  const Returned launched = calls.launch_kernel(kernel, config, stream_, args);
+  const Returned launched = calls.launch_kernel(kernel, config, current_stream(), args);
   if (launched.status != Api::success) {
     // A fault of an earlier kernel can surface here: that is a device fault naming the kernels in flight.
     if (Api::is_device_fault(launched.status)) {
@@ -199,6 +200,7 @@ double GpuBackend<Api>::time_raw_launches(Module& module, void* function, const 
   bind();
   const std::string label = format("the kernel timed by time_raw_launches (%d launches)", iterations);
   const auto kernel = prepare_launch(module, function, config, label);
+  join_second();
   TimingEvent<Api> start(*this), stop(*this);
   start.record();
   faults_.launched(label);

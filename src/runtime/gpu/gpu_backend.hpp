@@ -11,7 +11,10 @@
 // peer access (reach_peer_gpu()) and loading a module.
 //
 // Ordering (backend.hpp): one non-blocking stream; every memory operation is enqueued on it and waited
-// for before it returns; only launch() returns early. Modules and events refer to the backend: the
+// for before it returns; only launch() returns early. A second non-blocking stream (select_stream, made
+// at its first use) takes launches while selected; events recorded on one stream and waited for on the
+// other order them, and join_second() folds the second's work back into the main stream before anything
+// that waits or runs on the main stream alone. Modules and events refer to the backend: the
 // backend outlives them (the Runtime declares it first, so destroys it last).
 //
 // Captures (ctx:capture) are stream captures of that stream, relaxed, so that a kernel compiled inside
@@ -68,6 +71,8 @@ class GpuBackend : public Backend {
   bool host_addressable() const override { return false; }
 
   void synchronize() override { wait_stream("waiting for the GPU"); }
+  void select_stream(int which) override;
+  void stream_wait(int waiter) override;
   std::string kernels_in_flight() const override { return faults_.in_flight(); }
   std::string device_identity() const override { return pci_bus_id(device_handle_); }
   std::string shared_device_advice() const override;
@@ -107,8 +112,14 @@ class GpuBackend : public Backend {
   void write_module_variable(void* device, const void* data, size_t bytes);
   // A graph's launches are in flight (Graph::launch): a fault names them.
   void graph_launched(const std::string& label) { faults_.launched(label); }
+  // The main stream (timing events, graph replays, copies that wait).
   typename Api::Stream stream() const { return stream_; }
-  void* native_stream() const override { return stream_; }
+  // Where work goes now: the main stream, or the second one while it is selected.
+  typename Api::Stream current_stream() const { return second_selected_ ? second_stream_ : stream_; }
+  void* native_stream() const override { return current_stream(); }
+  // Makes the main stream wait (an event, on the device) for the work enqueued on the second stream
+  // since the last join; nothing when there is none.
+  void join_second();
 
   const Api calls;  // the vendor calls this shared code makes
 
@@ -138,6 +149,12 @@ class GpuBackend : public Backend {
   DeviceLimits limits_;
   typename Api::Stream stream_ = nullptr;
   typename Api::Stream side_stream_ = nullptr;  // made at the first capture (write_module_variable)
+  // The second stream (select_stream) and the events that order it with the main one ([0]: recorded on
+  // the main stream, [1]: on the second), made at its first use or at a capture's start.
+  typename Api::Stream second_stream_ = nullptr;
+  typename Api::Event order_events_[2] = {nullptr, nullptr};
+  bool second_selected_ = false;
+  bool second_unjoined_ = false;  // work went to the second stream since its last join
   FaultState faults_;
 
   void* heap_ = nullptr;
@@ -155,7 +172,9 @@ class GpuBackend : public Backend {
   // dynamic shared memory it asks for. Returns the kernel as the vendor's type.
   typename Api::Function prepare_launch(Module& module, void* function, const LaunchConfig& config,
                                         const std::string& label);
-  // Checks and enqueues a launch on the stream (a launch, or a captured one).
+  // Makes the second stream and its events, once.
+  void make_second_stream();
+  // Checks and enqueues a launch on the current stream (a launch, or a captured one).
   void enqueue(Module& module, void* function, const LaunchConfig& config, void** args, const std::string& label);
 };
 
@@ -176,6 +195,10 @@ bool GpuBackend<Api>::release_for_close() {
     release_heaps();
     bind();
     if (side_stream_ != nullptr) (void)calls.stream_destroy(side_stream_);  // best effort at teardown
+    if (second_stream_ != nullptr) (void)calls.stream_destroy(second_stream_);
+    for (auto event : order_events_) {
+      if (event != nullptr) (void)calls.event_destroy(event);
+    }
   } catch (const Error& e) {
     log::write(log::Level::warning, format("%s: closing GPU %d: %s", Api::name, device_, e.what()));
     return false;
@@ -188,6 +211,7 @@ void GpuBackend<Api>::wait_stream(const char* what) {
   refuse_while_capturing(what);  // a query of a captured stream would end its capture
   throw_if_faulted();
   bind();
+  join_second();
   check(poll_while(Api::not_ready, [&] { return calls.stream_query(stream_); }, what), what);
   faults_.drained();
 }
@@ -213,6 +237,50 @@ void GpuBackend<Api>::wait_event(typename Api::Event event, const char* what) {
   throw_if_faulted();
   bind();
   check(poll_while(Api::not_ready, [&] { return calls.event_query(event); }, what), what);
+}
+
+// --- the second stream ------------------------------------------------------------------------------------
+
+template <class Api>
+void GpuBackend<Api>::make_second_stream() {
+  if (second_stream_ != nullptr) return;
+  check(calls.stream_create(&second_stream_), "creating the second stream");
+  for (auto& event : order_events_) check(calls.event_create_for_order(&event), "creating an event that orders streams");
+}
+
+template <class Api>
+void GpuBackend<Api>::select_stream(int which) {
+  if (which != 0 && which != 1) throw Error(Errc::internal, format("select_stream(%d): stream 0 or 1", which));
+  throw_if_faulted();
+  bind();
+  if (which == 1) {
+    make_second_stream();
+    second_unjoined_ = true;
+  }
+  second_selected_ = which == 1;
+}
+
+template <class Api>
+void GpuBackend<Api>::stream_wait(int waiter) {
+  if (waiter != 0 && waiter != 1) throw Error(Errc::internal, format("stream_wait(%d): stream 0 or 1", waiter));
+  throw_if_faulted();
+  bind();
+  make_second_stream();
+  const auto waiting = waiter == 1 ? second_stream_ : stream_;
+  const auto waited = waiter == 1 ? stream_ : second_stream_;
+  const auto event = order_events_[waiter == 1 ? 0 : 1];
+  // An event's wait takes its latest record: recording it again later does not move this wait.
+  check(calls.event_record(event, waited), "ordering the streams: recording an event");
+  check(calls.stream_wait_event(waiting, event), "ordering the streams: waiting for an event");
+  if (waiter == 0) second_unjoined_ = second_selected_;
+}
+
+template <class Api>
+void GpuBackend<Api>::join_second() {
+  if (!second_unjoined_ && !second_selected_) return;
+  check(calls.event_record(order_events_[1], second_stream_), "joining the second stream: recording an event");
+  check(calls.stream_wait_event(stream_, order_events_[1]), "joining the second stream: waiting for an event");
+  second_unjoined_ = second_selected_;
 }
 
 }  // namespace iris::runtime::gpu

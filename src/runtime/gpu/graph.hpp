@@ -29,6 +29,7 @@ class GpuGraph final : public Graph {
     backend_.refuse_while_capturing("replaying a graph");
     backend_.throw_if_faulted();
     backend_.bind();
+    backend_.join_second();
     for (int64_t i = 0; i < times; ++i) {
       const auto launched = backend_.calls.graph_launch(exec_, backend_.stream());
       if (launched.status != Api::success) {
@@ -72,6 +73,9 @@ template <class Api>
 std::unique_ptr<Graph> GpuBackend<Api>::end_capture(const std::string& label) {
   if (!capturing_) throw Error(Errc::internal, "end_capture without a capture");
   bind();
+  // The second stream's captured work joins the main stream, so the capture ends joined.
+  second_selected_ = false;
+  join_second();
   typename Api::Graph graph = nullptr;
   const Returned ended = calls.end_capture(stream_, &graph);
   capturing_ = false;
@@ -92,6 +96,12 @@ void GpuBackend<Api>::abort_capture() {
   if (!capturing_) return;
   capturing_ = false;
   bind();
+  second_selected_ = false;
+  if (second_unjoined_) {  // best effort: a capture made invalid refuses the join too
+    (void)calls.event_record(order_events_[1], second_stream_);
+    (void)calls.stream_wait_event(stream_, order_events_[1]);
+    second_unjoined_ = false;
+  }
   typename Api::Graph graph = nullptr;
   if (calls.end_capture(stream_, &graph).status == Api::success && graph != nullptr) (void)calls.graph_destroy(graph);
 }

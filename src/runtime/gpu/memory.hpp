@@ -2,8 +2,8 @@
 // allocating, importing and releasing the symmetric heap (through the vendor's IPC), mapped host memory,
 // copies and fills. The heap's device memory is the vendor's (cuda_memory.cpp, hip_memory.cpp), and so
 // is peer access.
-// Every operation is enqueued on the backend's stream, after the kernels launched before it, and
-// waited for.
+// Every operation is enqueued on the backend's main stream, after the kernels launched before it (the
+// second stream's joined first), and waited for; copy_device_async, on the current stream, is not.
 //
 // Compiled only where a vendor instantiates GpuBackend (cuda_backend.cpp, hip_backend.cpp).
 #pragma once
@@ -187,6 +187,7 @@ void GpuBackend<Api>::copy_to_host(void* host, const void* device, size_t bytes)
   if (bytes == 0) return;
   throw_if_faulted();
   bind();
+  join_second();
   copy(calls.copy_to_host(host, device, bytes, stream_),
        format("copying %s from GPU address %p to the host", human_bytes(bytes).c_str(), device));
 }
@@ -197,6 +198,7 @@ void GpuBackend<Api>::copy_from_host(void* device, const void* host, size_t byte
   if (bytes == 0) return;
   throw_if_faulted();
   bind();
+  join_second();
   copy(calls.copy_from_host(device, host, bytes, stream_),
        format("copying %s from the host to GPU address %p", human_bytes(bytes).c_str(), device));
 }
@@ -210,6 +212,7 @@ void GpuBackend<Api>::copy_device(void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;
   throw_if_faulted();
   bind();
+  join_second();
   copy(calls.copy_device(dst, src, bytes, stream_),
        format("copying %s from GPU address %p to %p", human_bytes(bytes).c_str(), src, dst));
 }
@@ -220,7 +223,7 @@ void GpuBackend<Api>::copy_device_async(void* dst, const void* src, size_t bytes
   if (bytes == 0) return;
   throw_if_faulted();
   bind();
-  check(calls.copy_device(dst, src, bytes, stream_),
+  check(calls.copy_device(dst, src, bytes, current_stream()),
         format("enqueueing a copy of %s from GPU address %p to %p", human_bytes(bytes).c_str(), src, dst),
         Errc::invalid_argument);
 }
@@ -231,6 +234,7 @@ void GpuBackend<Api>::fill(void* device, const void* pattern, size_t pattern_byt
   if (count == 0) return;
   throw_if_faulted();
   bind();
+  join_second();
   const FillPlan plan = plan_fill(reinterpret_cast<uintptr_t>(device), pattern, pattern_bytes, count);
   const std::string what = format("filling %zu x %zu bytes at GPU address %p", count, pattern_bytes, device);
   switch (plan.method) {

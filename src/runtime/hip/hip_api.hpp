@@ -137,6 +137,15 @@ struct Api {
     return {api.hipEventElapsedTime(ms, start, end), "hipEventElapsedTime"};
   }
 
+  // --- the second stream (GpuBackend::select_stream) ------------------------------------------------------
+  // Events that only order streams: no timing, the cheaper kind.
+  Returned event_create_for_order(hipEvent_t* event) const {
+    return {api.hipEventCreateWithFlags(event, hipEventDisableTiming), "hipEventCreateWithFlags"};
+  }
+  Returned stream_wait_event(hipStream_t stream, hipEvent_t event) const {
+    return {api.hipStreamWaitEvent(stream, event, 0), "hipStreamWaitEvent"};
+  }
+
   // --- graphs (ctx:capture) --------------------------------------------------------------------------
   // The stream module variables are written on while the backend's stream is being captured.
   Returned stream_create(hipStream_t* stream) const {

@@ -157,7 +157,10 @@ struct FakeApi {
     return call("cuFuncGetAttribute");
   }
   Returned set_max_dynamic_shared(Function, int) const { return call("cuFuncSetAttribute"); }
-  Returned launch_kernel(Function, const LaunchConfig&, Stream, void**) const { return call("cuLaunchKernel"); }
+  // Launches on another stream than the backend's main one (nullptr here) say so.
+  Returned launch_kernel(Function, const LaunchConfig&, Stream stream, void**) const {
+    return call(stream == nullptr ? "cuLaunchKernel" : "cuLaunchKernel (second stream)");
+  }
   Returned event_create(Event* event) const {
     *event = reinterpret_cast<void*>(uintptr_t{0xe0});
     return call("cuEventCreate");
@@ -168,6 +171,11 @@ struct FakeApi {
     *ms = driver.elapsed_ms;
     return call("cuEventElapsedTime");
   }
+  Returned event_create_for_order(Event* event) const {
+    *event = reinterpret_cast<void*>(uintptr_t{0xe1});
+    return call("cuEventCreate (no timing)");
+  }
+  Returned stream_wait_event(Stream, Event) const { return call("cuStreamWaitEvent"); }
   Returned stream_create(Stream* stream) const {
     *stream = reinterpret_cast<void*>(uintptr_t{0x5e});
     return call("cuStreamCreate");
@@ -821,4 +829,77 @@ TEST_CASE("the registry records launches while capturing, holds the graph, repla
   registry.free_graph(graph);
   CHECK(driver.calls.back() == "cuGraphExecDestroy");
   CHECK_THROWS_WITH(registry.free_graph(graph), Contains("a graph this rank's registry does not hold"));
+}
+
+TEST_CASE("the second stream: a fork and a join are events the streams wait for, never a host wait", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  auto module = backend.load_module({});
+  void* kernel = module->function("scale");
+  backend.launch(*module, kernel, launch_config(256), nullptr, "a (x.lua:1)");
+  driver.calls.clear();
+
+  backend.stream_wait(1);  // fork: the second stream waits for the main one's work so far
+  backend.select_stream(1);
+  CHECK(backend.native_stream() != nullptr);  // the vendor libraries' work goes there too
+  backend.launch(*module, kernel, launch_config(256), nullptr, "b (x.lua:2)");
+  backend.select_stream(0);
+  CHECK(backend.native_stream() == nullptr);
+  backend.launch(*module, kernel, launch_config(256), nullptr, "c (x.lua:3)");
+  backend.stream_wait(0);  // join: the main stream waits for the second's work so far
+  backend.launch(*module, kernel, launch_config(256), nullptr, "d (x.lua:4)");
+  CHECK(driver.calls == Calls{"cuStreamCreate", "cuEventCreate (no timing)", "cuEventCreate (no timing)",
+                              "cuEventRecord", "cuStreamWaitEvent", "cuLaunchKernel (second stream)", "cuLaunchKernel",
+                              "cuEventRecord", "cuStreamWaitEvent", "cuLaunchKernel"});
+
+  // Joined already: waiting polls the main stream alone.
+  driver.calls.clear();
+  backend.synchronize();
+  CHECK(driver.calls == Calls{"cuStreamQuery"});
+}
+
+TEST_CASE("work left on the second stream joins the main stream before a copy, a timing event or a wait",
+          "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  auto module = backend.load_module({});
+  void* kernel = module->function("scale");
+  backend.stream_wait(1);
+  backend.select_stream(1);
+  backend.launch(*module, kernel, launch_config(256), nullptr, "b (x.lua:2)");
+  backend.select_stream(0);
+  driver.calls.clear();
+  int value = 0;
+  backend.copy_to_host(&value, reinterpret_cast<void*>(uintptr_t{0x1000}), sizeof value);
+  CHECK(driver.calls == Calls{"cuEventRecord", "cuStreamWaitEvent", "cuMemcpyDtoHAsync", "cuStreamQuery"});
+
+  // Still selected: every wait joins first (the work enqueued meanwhile is on the second stream).
+  backend.select_stream(1);
+  driver.calls.clear();
+  auto start = backend.create_event();
+  start->record();
+  backend.synchronize();
+  CHECK(driver.calls == Calls{"cuEventCreate", "cuEventRecord", "cuStreamWaitEvent", "cuEventRecord", "cuEventRecord",
+                              "cuStreamWaitEvent", "cuStreamQuery"});
+  backend.select_stream(0);
+  CHECK_THROWS_WITH(backend.select_stream(2), Contains("stream 0 or 1"));
+}
+
+TEST_CASE("a capture that forked onto the second stream ends joined", "[unit][gpu]") {
+  FakeDriver driver;
+  FakeBackend backend(driver);
+  auto module = backend.load_module({});
+  void* kernel = module->function("scale");
+  backend.begin_capture();
+  driver.calls.clear();
+  backend.stream_wait(1);
+  backend.select_stream(1);
+  backend.capture_launch(*module, kernel, launch_config(256), nullptr, {}, "b (x.lua:2)");
+  auto graph = backend.end_capture("the graph captured at x.lua:1");
+  CHECK(driver.calls == joined({{"cuStreamCreate", "cuEventCreate (no timing)", "cuEventCreate (no timing)",
+                                 "cuEventRecord", "cuStreamWaitEvent"},
+                                repeated("cuFuncGetAttribute", 3),
+                                {"cuLaunchKernel (second stream)", "cuEventRecord", "cuStreamWaitEvent",
+                                 "cuStreamEndCapture", "cuGraphGetNodes", "cuGraphInstantiate", "cuGraphDestroy"}}));
+  CHECK(backend.native_stream() == nullptr);  // the capture's end selects the main stream again
 }
