@@ -97,10 +97,13 @@ local AUTO = {
     -- tile once, to the member that passes it on to the others, in one call.
     -- At 4 ranks (4 x H200, docs/perf.md "Four GPUs, again") ll, whose root sends W - 1 copies, fell to
     -- 0.37 to 0.59 x NCCL from 1 to 4 MiB where relay took 0.55 to 0.69 (and 0.85 to 0.97 from 8 to 32 MiB).
+    -- relay's tile of 4096 elements (a flag round trip per tile: fewer, larger tiles) on one block per
+    -- multiprocessor: 0.85 to 0.91 x from 16 to 256 MiB where 2048 on 128 blocks had 0.68 to 0.80 ("relay's
+    -- tile and grid").
     broadcast = {
       { max_bytes = 4096 * KiB, max_ranks = 3, variant = "ll", blocks = 64 },
       { max_bytes = 1024 * KiB, max_ranks = ANY, variant = "ll", blocks = 64 },
-      { max_bytes = ANY, max_ranks = ANY, min_ranks = 3, variant = "relay", blocks = 128 },
+      { max_bytes = ANY, max_ranks = ANY, min_ranks = 3, variant = "relay", blocks = PER_MULTIPROCESSOR, tile = { 64, 64 } },
       { max_bytes = ANY, max_ranks = ANY, variant = "push", blocks = 128 },
     },
     -- The rooted collectives: the design's rows until a GPU measures them (docs/perf.md). One way while
@@ -524,7 +527,8 @@ function M.new(ctx)
         members = g.size, blocks = grid, call = state.seq + 1 } } or nil
       return variant, grid, threads, 0, 0, staging
     end
-    local bm, bn = o.block_m or DEFAULT_TILE[1], o.block_n or DEFAULT_TILE[2]
+    local tile = row.variant == variant and row.tile or DEFAULT_TILE -- (a row's own tile: measured for it)
+    local bm, bn = o.block_m or tile[1], o.block_n or tile[2]
     if rows == 1 then bm, bn = 1, bm * bn end
     local tiles = tiles_of(rows, cols, bm, bn)
     local owned = variant == "two_shot" and (collective == "all_reduce" or collective == "reduce")
