@@ -1,10 +1,11 @@
 -- ops_bench: every ctx.ops op over a sweep of shapes, a column per variant measured in the same run
--- (--variants: auto; bulk, ctx.ops.matmul then the ctx.ccl collective, or the other way round; fused, the
+-- (--variants: auto; bulk, ctx.ops.matmul then the ctx.ccl collective, or the other way round; overlap,
+-- the vendor's GEMM in chunks beside ctx.ccl's collective of the chunks made, on two streams; fused, the
 -- fused kernel auto runs where it does not take bulk; any variant by name, or all of them) and the
 -- vendor's (cuBLAS, then NCCL, both loaded at run time; absent on the cpu and hip backends, and NCCL
 -- refuses ranks sharing one GPU: the bench says which and why).
 --   mpirun -np 2 iris-lua scripts/bench/ops_bench.lua [--op LIST] [--shapes LIST] [--dtype bfloat16]
---                          [--variants auto,bulk,fused|all] [--iters N] [--validate] [--csv FILE] [--json FILE]
+--                          [--variants auto,bulk,overlap,fused|all] [--iters N] [--validate] [--csv FILE] [--json FILE]
 -- Shapes are Iris's global M x N x K: Iris's default 8192x4608x36864, and shapes where the communication
 -- dominates (small K). Time: median of --iters calls, the slowest rank's. TFLOP/s: 2 M N K / auto's time.
 -- "vend/auto" is the vendor's time over auto's (above 1: ours is faster). --validate checks every
@@ -26,9 +27,11 @@ local options = iris.options(arg, {
     { "iters", 3, "timed calls per measurement; the median is reported", min = 1, gpu = 10 },
     { "warmup", 1, "untimed calls before them", min = 0, gpu = 3 },
     { "comm_blocks", 16, "communication blocks of the ops that have them (matmul_all_gather's specialized, "
-      .. "all_gather_matmul's staged: the variants auto runs on GPUs)", min = 1 },
-    { "variants", "auto,bulk,fused", "columns: auto, bulk, fused (the fused kernel auto runs where it does not take "
-      .. "bulk), a variant's name, or all (every variant of the ops)", type = "list" },
+      .. "all_gather_matmul's staged: the variants auto runs on GPUs; overlap's collectives keep ctx.ccl's grid)",
+      min = 1 },
+    { "variants", "auto,bulk,overlap,fused", "columns: auto, bulk, overlap (the vendor's GEMM in chunks beside the "
+      .. "collectives), fused (the fused kernel auto runs where it does not take bulk), a variant's name, or all (every "
+      .. "variant of the ops)", type = "list" },
     { "validate", true, "check every variant's result and the vendor's against bulk's (every element)",
       type = "boolean", gpu = false },
   },
@@ -200,22 +203,23 @@ for _, word in ipairs(options.variants) do
   if word == "all" then
     add_column("auto")
     add_column(ops_lua.BULK)
+    add_column(ops_lua.OVERLAP)
     for _, name in ipairs(ops_wanted) do
       for _, v in ipairs(VARIANTS[name]) do add_column(v) end
     end
   else
-    local known = word == "auto" or word == ops_lua.BULK or word == "fused"
+    local known = word == "auto" or word == ops_lua.BULK or word == ops_lua.OVERLAP or word == "fused"
     for _, name in ipairs(OPS) do
       for _, v in ipairs(VARIANTS[name]) do known = known or v == word end
     end
     if not known then
-      iris.options.usage_error("--variants: '%s' is not auto, bulk, fused, all or a variant of the ops", word)
+      iris.options.usage_error("--variants: '%s' is not auto, bulk, overlap, fused, all or a variant of the ops", word)
     end
     add_column(word)
   end
 end
 local function variant_of(column, name)
-  if column == "auto" or column == ops_lua.BULK then return column end
+  if column == "auto" or column == ops_lua.BULK or column == ops_lua.OVERLAP then return column end
   if column == "fused" then return ops_lua.FUSED[ctx.backend == "cpu" and "cpu" or "gpu"][name] end
   for _, v in ipairs(VARIANTS[name]) do
     if v == column then return v end
@@ -257,7 +261,8 @@ for _, s in ipairs(shapes) do
     local expected = ctx:zeros(sh.out, dtype)
     progress:step("%s %dx%dx%d", name, s.m, s.n, s.k)
     local function run(variant, out)
-      ctx.ops[name](out, t.a, t.b, { variant = variant, comm_blocks = op.comm and options.comm_blocks or nil })
+      ctx.ops[name](out, t.a, t.b, { variant = variant,
+        comm_blocks = (op.comm and variant ~= ops_lua.OVERLAP) and options.comm_blocks or nil })
     end
     -- Each variant once, whichever columns name it.
     local ms = {}

@@ -35,6 +35,18 @@ struct iris_reference {
   }
 };
 
+namespace {
+
+// The process's cuBLAS, where this session's backend has it; else the error saying why not.
+const runtime::vendor::Cublas& session_cublas() {
+  if (!session::initialized()) throw Error(Errc::invalid_argument, "call iris.init() first");
+  const std::string backend = session::current().backend->name();
+  if (backend != "cuda") throw Error(Errc::environment, "no vendor GEMM on the " + backend + " backend (cuBLAS only)");
+  return runtime::vendor::cublas();
+}
+
+}  // namespace
+
 extern "C" {
 
 int iris_reference_unique_id(const char* kind, uint8_t* id, size_t bytes) {
@@ -142,12 +154,14 @@ void iris_reference_close(iris_reference* ref) {
   delete ref;  // (and its MPI communicator)
 }
 
+int iris_reference_gemm_available(void) {
+  return capi::guarded([&] { (void)session_cublas(); });
+}
+
 int iris_reference_gemm(const char* dtype_name, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda,
                         const void* b, int64_t ldb, float beta, void* c, int64_t ldc, int iterations) {
   return capi::guarded([&] {
-    if (!session::initialized()) throw Error(Errc::invalid_argument, "call iris.init() first");
-    const std::string backend = session::current().backend->name();
-    if (backend != "cuda") throw Error(Errc::environment, "no vendor GEMM on the " + backend + " backend (cuBLAS only)");
+    const runtime::vendor::Cublas& api = session_cublas();
     using namespace runtime::vendor;
     const std::string dtype = dtype_name;
     int type = cuda_r_32f, compute = cublas_compute_32f_fast_tf32;
@@ -157,7 +171,6 @@ int iris_reference_gemm(const char* dtype_name, int64_t m, int64_t n, int64_t k,
     } else if (dtype != "float32") {
       throw Error(Errc::invalid_argument, "cuBLAS GEMM of " + dtype + ": float16, bfloat16 or float32 only");
     }
-    const Cublas& api = cublas();
     int status = api.set_stream(api.handle, session::current().backend->native_stream());
     if (status != 0) throw Error(Errc::environment, "cublasSetStream failed with status " + std::to_string(status));
     const float alpha = 1.0f;

@@ -34,6 +34,9 @@ void iris_reference_close(iris_reference* ref);
  * error says why cuBLAS is absent; other backends have none (an error saying so). */
 int iris_reference_gemm(const char* dtype, int64_t m, int64_t n, int64_t k, const void* a, int64_t lda, const void* b,
                         int64_t ldb, float beta, void* c, int64_t ldc, int iterations);
+/* 0 when iris_reference_gemm runs here (the cuda backend, cuBLAS loaded; ctx.ops's variant overlap asks
+ * once), else the error saying why not. */
+int iris_reference_gemm_available(void);
 /* cdef:end */
 
 #ifdef __cplusplus

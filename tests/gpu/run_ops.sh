@@ -11,8 +11,9 @@
 #   tests/gpu/run_ops.sh <build-dir> examples    # examples 07-16 at Iris's sizes (8192 x 4608 x 36864)
 #   tests/gpu/run_ops.sh <build-dir> hopper [ops_bench options]   # one call of at most $BUDGET s (480):
 #       the whole-kernel GEMM on Hopper in ctx.ops (issue 25): ops_fused at $ranks ranks, ops_bench
-#       (auto, bulk, fused, specialized, cuBLAS then NCCL; every result validated on the device), then ops_fused at 1
-#       rank, gemm_device and the mismatches while time is left. Kernels from a cache warmed here:
+#       (auto, bulk, overlap, fused, specialized, cuBLAS then NCCL; every result validated on the device), then
+#       ops_fused at 1 rank, ops_graph (overlap's two streams in a CUDA graph), gemm_device and the mismatches
+#       while time is left. Kernels from a cache warmed here:
 #         IRIS_CACHE_DIR=.carry/kcache IRIS_CROSS_COMPILE=cuda:sm_90a build/bin/iris-lua tests/cli/fixtures/ops_compile.lua
 #       (and ccl_compile.lua; docs/testing.md), then there IRIS_CACHE_DIR=.carry/kcache tests/gpu/run_ops.sh .carry/build hopper
 # Ranks: $RANKS, default the GPUs, at least 2. Logs and CSVs go to $OUT (or <build>/gpu-logs).
@@ -70,8 +71,10 @@ hopper)
   timed_step "the collectives' kernels (the carried cache, else NVRTC)" 150 "$iris" tests/cli/fixtures/ccl_compile.lua
   timed_step "ops_fused at $ranks ranks" 120 "${mpi[@]}" "$iris" test tests/lua/ops_fused.lua
   timed_step "ops_bench at $ranks ranks, validated" 240 "${mpi[@]}" "$iris" scripts/bench/ops_bench.lua --validate \
-    --variants auto,bulk,fused,specialized --iters 5 --warmup 2 --csv "$logs/ops_bench_hopper.csv" "${@:3}"
+    --variants auto,bulk,overlap,fused,specialized --iters 5 --warmup 2 --csv "$logs/ops_bench_hopper.csv" "${@:3}"
   timed_step "ops_fused at 1 rank" 60 "$iris" test tests/lua/ops_fused.lua
+  timed_step "ops_graph at $ranks ranks (overlap forks and joins inside a capture)" 60 "${mpi[@]}" "$iris" test \
+    tests/lua/ops_graph.lua
   timed_step "gemm_device at 1 rank" 60 "$iris" test tests/lua/gemm_device.lua
   for case in bulk variant; do
     timed_step "mismatch: $case (must end with an error naming both ranks)" 30 "${mpi[@]}" "$iris" \

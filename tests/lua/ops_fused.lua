@@ -49,7 +49,7 @@ iris.test("matmul_all_reduce: every variant, twice in a row", function()
   local b = ctx:zeros({ K, N }, "float16")
   local bv = g.values(0, K, N, 2)
   g.fill(b, bv)
-  for _, variant in ipairs { "two_shot", "one_shot", "ring", "atomic", "spinlock", "specialized", "bulk" } do
+  for _, variant in ipairs { "two_shot", "one_shot", "ring", "atomic", "spinlock", "specialized", "bulk", "overlap" } do
     local a, c = ctx:zeros({ M, K }, "float16"), ctx:zeros({ M, N }, "float16")
     for round = 1, 2 do
       g.fill(a, g.values(me, M, K, round))
@@ -70,11 +70,11 @@ iris.test("matmul_all_reduce: bfloat16 and float32", function()
   end
 end)
 
-iris.test("matmul_all_gather: push, specialized and bulk, dim 1 and 2", function()
+iris.test("matmul_all_gather: push, specialized, bulk and overlap, dim 1 and 2", function()
   local bv = g.values(0, K, N, 2)
   local b = ctx:zeros({ K, N }, "bfloat16")
   g.fill(b, bv)
-  for _, variant in ipairs { "push", "specialized", "bulk" } do
+  for _, variant in ipairs { "push", "specialized", "bulk", "overlap" } do
     for dim = 1, 2 do
       local a = ctx:zeros({ M, K }, "bfloat16")
       local out = ctx:zeros(dim == 1 and { W * M, N } or { M, W * N }, "bfloat16")
@@ -117,9 +117,9 @@ local function check_all_gather_matmul(m, n, k, dtype, variants)
   end
 end
 
-iris.test("all_gather_matmul: pull, staged and bulk", function()
-  check_all_gather_matmul(M, N, K, "float32", { "pull", "staged", "bulk" })
-  check_all_gather_matmul(M, N, K, "bfloat16", { "bulk" })
+iris.test("all_gather_matmul: pull, staged, bulk and overlap", function()
+  check_all_gather_matmul(M, N, K, "float32", { "pull", "staged", "bulk", "overlap" })
+  check_all_gather_matmul(M, N, K, "bfloat16", { "bulk", "overlap" })
 end)
 
 -- Shards whose rows are 2 KiB or more: staged copies them with the bulk-copy unit on sm_90+ (ops::send_rows),
@@ -135,13 +135,13 @@ iris.test("all_gather_matmul: staged with rows for the bulk-copy unit", function
   check_all_gather_matmul(130, 24, 1048, "bfloat16", { "staged" })
 end)
 
-iris.test("matmul_reduce_scatter: auto, specialized and bulk, dim 1 and 2", function()
+iris.test("matmul_reduce_scatter: auto, specialized, bulk and overlap, dim 1 and 2", function()
   local m, n = 34 * W, 38 * W
   local bv = g.values(0, K, n, 2)
   local b = ctx:zeros({ K, n }, "float16")
   g.fill(b, bv)
   local sum = summed(m, n, K, 1, bv)
-  for _, variant in ipairs { "auto", "specialized", "bulk" } do for dim = 1, 2 do
+  for _, variant in ipairs { "auto", "specialized", "bulk", "overlap" } do for dim = 1, 2 do
     local a = ctx:zeros({ m, K }, "float16")
     local cm, cn = dim == 1 and m / W or m, dim == 1 and n or n / W
     local out = ctx:zeros({ cm, cn }, "float16")
@@ -176,6 +176,26 @@ iris.test("ops and collectives in a row on the same buffers, no barrier between 
   end
 end)
 
+-- Variant overlap: chunks of the product multiplied on one stream while ctx.ccl moves the finished ones on
+-- the other (the cpu backend runs them in order: the same calls). Operands as windows of larger matrices,
+-- a grid for the collectives, and calls in a row on the same buffers with other ops between them.
+iris.test("overlap: windows, comm_blocks, and calls in a row with other ops", function()
+  local bv = g.values(0, K, N, 2)
+  local b = ctx:zeros({ K, N }, "bfloat16")
+  g.fill(b, bv)
+  local a = ref.window(ctx, M, K, "bfloat16")
+  local c, gathered = ctx:zeros({ M, N }, "bfloat16"), ctx:zeros({ M, W * N }, "bfloat16")
+  for round = 1, 2 do
+    g.fill(a, g.values(me, M, K, round))
+    ctx.ops.matmul_all_reduce(c, a, b, { variant = "overlap", comm_blocks = 2 })
+    ctx.ops.matmul_all_gather(gathered, a, b, { variant = "overlap", dim = 2 })
+    ctx.ops.matmul_all_reduce(c, a, b, { variant = "overlap" })
+    g.check(ctx, c, summed(M, N, K, round, bv), "matmul_all_reduce overlap, round " .. round)
+    local mine = g.matmul(g.values(W - 1, M, K, round), bv, M, N, K)
+    g.check(ctx, gathered:narrow(2, (W - 1) * N + 1, N), mine, "the last rank's columns, round " .. round)
+  end
+end)
+
 -- A call that fails the checks, and the text its error must contain.
 local function refused(fn, text)
   local ok, message = pcall(fn)
@@ -197,7 +217,10 @@ iris.test("arguments are checked at the caller's line", function()
     ctx.ops.matmul(ctx:zeros({ 8, 6 }, "int32"), i, ctx:zeros({ 4, 6 }, "int32"))
   end, "out is int32; ctx.ops multiplies float16, bfloat16 and float32")
   refused(function() ctx.ops.matmul_all_reduce(c, a, b, { variant = "push" }) end,
-    "variant must be \"auto\", \"two_shot\", \"one_shot\", \"ring\", \"atomic\", \"spinlock\", \"specialized\" or \"bulk\", got 'push'")
+    "variant must be \"auto\", \"two_shot\", \"one_shot\", \"ring\", \"atomic\", \"spinlock\", \"specialized\", \"bulk\" or \"overlap\", got 'push'")
+  refused(function()
+    ctx.ops.matmul_all_reduce(ctx:zeros({ 0, 6 }, "float16"), ctx:zeros({ 0, 4 }, "float16"), b, { variant = "overlap" })
+  end, "variant \"overlap\" cuts the product's rows into chunks and needs at least one")
   refused(function() ctx.ops.matmul_all_reduce(c, a, b, { dim = 2 }) end,
     "unknown option 'dim' (options: variant, blocks, comm_blocks)")
   local square = ctx:zeros({ 6, 6 }, "float16")

@@ -18,32 +18,42 @@ local function operands()
   a:copy(ctx:arange(M * K):reshape({ M, K }))
   b:fill(1)
   mod.next_a:launch({ grid = iris.cdiv(M * K, 256), block = 256 }, a, a, M * K, M * K, me)
-  return { a = a, b = b, c = ctx:zeros({ M, N }), gathered = ctx:zeros({ M * W, N }), sum = ctx:zeros({ M, N }) }
+  local b_gathered = ctx:zeros({ W * K, N })
+  b_gathered:fill(1)
+  return { a = a, b = b, c = ctx:zeros({ M, N }), gathered = ctx:zeros({ M * W, N }), sum = ctx:zeros({ M, N }),
+    b_gathered = b_gathered, product = ctx:zeros({ M, N }) }
 end
 
-local function step(s)
-  ctx.ops.matmul_all_reduce(s.c, s.a, s.b)
-  ctx.ops.matmul_all_gather(s.gathered, s.a, s.b)
+-- opts: the ops' options (nil: auto). Variant overlap forks onto the backend's second stream and joins it
+-- back: the capture holds both streams' work.
+local function step(s, opts)
+  ctx.ops.matmul_all_reduce(s.c, s.a, s.b, opts)
+  ctx.ops.matmul_all_gather(s.gathered, s.a, s.b, opts)
+  if opts then ctx.ops.all_gather_matmul(s.product, s.a, s.b_gathered, opts) end
   ctx.ccl.all_reduce(s.sum, s.c)
   mod.next_a:launch({ grid = iris.cdiv(M * K, 256), block = 256 }, s.a, s.sum, M * K, M * N, me)
 end
 
-iris.test("fused ops replay to what the same calls made again give", function()
-  local replayed, eager = operands(), operands()
-  step(replayed) -- the first calls allocate the ops' workspaces: outside the capture
-  step(eager)
-  local g = ctx:capture(function() step(replayed) end)
-  for k = 1, 2 do
-    g:replay()
-    step(eager)
-    for name, t in pairs(replayed) do iris.assert_equal(t, eager[name], ("replay %d: %s"):format(k, name)) end
-  end
-  g:replay(2)
-  step(eager)
-  step(eager)
-  for name, t in pairs(replayed) do iris.assert_equal(t, eager[name], "g:replay(2): " .. name) end
-  g:free()
-end)
+for _, opts in ipairs { false, { variant = "overlap" } } do
+  iris.test(("fused ops replay to what the same calls made again give (%s)"):format(opts and opts.variant or "auto"),
+    function()
+    opts = opts or nil
+    local replayed, eager = operands(), operands()
+    step(replayed, opts) -- the first calls allocate the ops' workspaces: outside the capture
+    step(eager, opts)
+    local g = ctx:capture(function() step(replayed, opts) end)
+    for k = 1, 2 do
+      g:replay()
+      step(eager, opts)
+      for name, t in pairs(replayed) do iris.assert_equal(t, eager[name], ("replay %d: %s"):format(k, name)) end
+    end
+    g:replay(2)
+    step(eager, opts)
+    step(eager, opts)
+    for name, t in pairs(replayed) do iris.assert_equal(t, eager[name], "g:replay(2): " .. name) end
+    g:free()
+  end)
+end
 
 iris.test("a first call that allocates a workspace refuses inside the capture", function()
   local a, b, c = ctx:zeros({ 8 * W, 8 }), ctx:zeros({ 8, 8 }), ctx:zeros({ 8, 8 }) -- a shape never used before

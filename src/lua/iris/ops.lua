@@ -14,6 +14,7 @@ local ccl = require "iris.ccl"
 local codes = require "iris.codes"
 local graph = require "iris.graph"
 local collective_calls = require "iris.collective_calls"
+local reference = require "iris.reference"
 local C = ffi.C
 
 local M = {}
@@ -37,6 +38,19 @@ local AUTO = {
 -- or H200 its GEMM is the whole-kernel GEMM on Hopper, where the fused kernels multiply on the tile.
 local BULK = "bulk"
 M.BULK = BULK
+-- "overlap", beside bulk: the GEMM cut into chunks, each multiplied by the vendor's GEMM (cuBLAS; where
+-- there is none, ctx.ops.matmul) on the main stream while ctx.ccl's collective moves the chunks already
+-- made on the backend's second stream (iris_stream_select; docs/architecture.md), ordered by events.
+-- Lua-only like bulk: no kernel of its own, so no device variant code.
+local OVERLAP = "overlap"
+M.OVERLAP = OVERLAP
+-- Its chunk count, from the size of the product (2 M N K FLOP, global): one chunk per this many FLOP
+-- (on an H100 or H200 about 70 us of cuBLAS, several times a collective call's fixed cost), at least 2
+-- (the overlap needs two) and at most OVERLAP_MAX_CHUNKS (each chunk is a collective call and a GEMM
+-- launch more). Chunks are whole 128-row (or column) tiles where the dimension allows, else multiples
+-- of 8 (16-byte boundaries for 16-bit elements), the last one shorter.
+local OVERLAP_CHUNK_FLOP = 5e10
+local OVERLAP_MAX_CHUNKS = 8
 -- auto on a device that runs the whole-kernel GEMM, for float16 and bfloat16: bulk, except
 -- matmul_all_gather where the product is smaller than this many FLOP (2 M N K, global): there its fused
 -- kernel (each tile sent as it is made) beat bulk on every shape measured but the largest (docs/perf.md,
@@ -216,11 +230,11 @@ function M.new(ctx)
     if op ~= "matmul" and graph.state.on then graph.note_collective(what) end
     local o = { op = op, variant = opts.variant or "auto" }
     if VARIANTS[op] then
-      local known = o.variant == "auto" or o.variant == BULK
+      local known = o.variant == "auto" or o.variant == BULK or o.variant == OVERLAP
       for _, v in ipairs(VARIANTS[op]) do known = known or v == o.variant end
       if not known then
-        errors.raise("invalid_argument", "%s: variant must be \"auto\", \"%s\" or \"%s\", got %s", what,
-          table.concat(VARIANTS[op], "\", \""), BULK, ccl.describe(o.variant))
+        errors.raise("invalid_argument", "%s: variant must be \"auto\", \"%s\", \"%s\" or \"%s\", got %s", what,
+          table.concat(VARIANTS[op], "\", \""), BULK, OVERLAP, ccl.describe(o.variant))
       end
       if o.variant == "auto" then o.variant, o.auto = AUTO[device_class][op], true end
     end
@@ -314,9 +328,83 @@ function M.new(ctx)
     local why
     o.variant, why = auto_variant(ctx, tma_why, o.op, dt.name, m, n, k)
     if why and C.iris_log_enabled(0) ~= 0 then
-      ctx:debug("%s: auto runs the fused kernel (%s), not bulk on the whole-kernel GEMM on Hopper: %s", what,
-        o.variant, why)
+      ctx:debug("%s: auto runs %s, not bulk on the whole-kernel GEMM on Hopper: %s", what,
+        o.variant == OVERLAP and "overlap" or ("the fused kernel (" .. o.variant .. ")"), why)
     end
+  end
+
+  -- ---- variant overlap -----------------------------------------------------------------------------------
+  -- The chunks' GEMM: cuBLAS where this rank has it (asked once), else ctx.ops.matmul (the cpu and hip
+  -- backends, a machine without cuBLAS), so the structure is the same everywhere.
+  local vendor_gemm -- true, or why not (a string), once asked
+  local function vendor()
+    if vendor_gemm == nil then
+      vendor_gemm = C.iris_reference_gemm_available() == 0 or ffi.string(C.iris_last_error())
+    end
+    return vendor_gemm
+  end
+  local function chunk_gemm(what, out, a, b, dt, blocks)
+    if vendor() == true then return reference.gemm(out, a, b) end
+    return multiply(what, out, a, b, dt, out._shape[1], out._shape[2], a._shape[2], blocks)
+  end
+
+  -- The chunks `length` rows (or columns) are cut into for a product of `flop` (OVERLAP_CHUNK_FLOP): a
+  -- list of {first (1-based), count}; the same on every rank (global sizes only).
+  local function overlap_chunks(what, length, flop, along)
+    if length < 1 then
+      errors.raise("invalid_argument", "%s: variant \"overlap\" cuts the product's %s into chunks and needs at least "
+        .. "one; this product has none (use variant \"bulk\")", what, along)
+    end
+    local count = math.max(2, math.min(OVERLAP_MAX_CHUNKS, math.floor(flop / OVERLAP_CHUNK_FLOP)))
+    local size = math.ceil(length / count)
+    local unit = size >= TILE and TILE or 8
+    size = math.ceil(size / unit) * unit
+    local chunks = {}
+    for first = 1, length, size do chunks[#chunks + 1] = { first, math.min(size, length - first + 1) } end
+    return chunks
+  end
+
+  -- Runs the chunks: for a product that is multiplied, then communicated (`communicate_first` false),
+  -- chunk i's GEMM on the main stream, then its collective on the second stream once that GEMM is done,
+  -- while chunk i + 1's GEMM runs; for all_gather_matmul (true), chunk i's collective on the second
+  -- stream, then its GEMM on the main stream once that collective is done. The main stream then waits
+  -- for the second stream's last chunk, so what follows the call comes after all of it. An error raised
+  -- on the way (a collective's checks) returns the work to the main stream first.
+  local function overlapped(chunks, communicate_first, gemm, communicate)
+    local ok, err = pcall(function()
+      if communicate_first then errors.check(C.iris_stream_wait(1)) end -- after the operands' writers
+      for i = 1, #chunks do
+        if communicate_first then
+          errors.check(C.iris_stream_select(1))
+          communicate(chunks[i])
+          errors.check(C.iris_stream_wait(0))
+          errors.check(C.iris_stream_select(0))
+          gemm(chunks[i])
+        else
+          gemm(chunks[i])
+          errors.check(C.iris_stream_wait(1))
+          errors.check(C.iris_stream_select(1))
+          communicate(chunks[i])
+          errors.check(C.iris_stream_select(0))
+        end
+      end
+    end)
+    C.iris_stream_select(0)
+    errors.check(C.iris_stream_wait(0))
+    if not ok then error(err, 0) end
+  end
+
+  local function log_overlap(what, dt, m, n, k, o, chunks, along)
+    if C.iris_log_enabled(0) == 0 then return end
+    ctx:debug("%s: %d x %d x %d %s on %d rank%s: overlap%s, %d chunk%s of %d %s, GEMM by %s", what, m, n, k, dt.name,
+      ctx.world_size, ctx.world_size == 1 and "" or "s", o.auto and " (auto)" or "", #chunks, #chunks == 1 and "" or "s",
+      chunks[1][2], along, vendor() == true and "cuBLAS" or ("ctx.ops.matmul (" .. vendor() .. ")"))
+  end
+
+  -- ctx.ccl's options for a chunk's collective: dim, and the grid when comm_blocks names one.
+  local function ccl_options(o, dim)
+    if o.comm_blocks then return { dim = dim, blocks = o.comm_blocks } end
+    return DIM_OPTIONS[dim]
   end
 
   -- Variant bulk of an op that multiplies, then communicates: a b into `product` (a workspace, or out),
@@ -344,6 +432,16 @@ function M.new(ctx)
     local o = read_options(what, "matmul_all_reduce", opts)
     choose(what, o, dt, m, n, k * ctx.world_size)
     if o.variant == BULK then return gemm_then(what, o, dt, m, n, k, out, a, b, out, "all_reduce") end
+    if o.variant == OVERLAP then -- chunks of rows, each all-reduced in place
+      local chunks = overlap_chunks(what, m, 2 * m * n * k * ctx.world_size, "rows")
+      log_overlap(what, dt, m, n, k * ctx.world_size, o, chunks, "rows")
+      local opts = o.comm_blocks and { blocks = o.comm_blocks } or nil
+      overlapped(chunks, false, function(c)
+        c.out = out:narrow(1, c[1], c[2])
+        chunk_gemm(what, c.out, a:narrow(1, c[1], c[2]), b, dt, o.blocks)
+      end, function(c) ctx.ccl.all_reduce(c.out, c.out, opts) end)
+      return out
+    end
     if across_nodes then return across_nodes.matmul_all_reduce(out, a, b, o) end
     local tiles = tiles_of(m, n)
     local specialized = o.variant == "specialized"
@@ -370,6 +468,27 @@ function M.new(ctx)
     if o.variant == BULK then
       return gemm_then(what, o, dt, m, n, k, out, a, b, workspace("matmul_all_gather product", { m, n }, a.dtype, false),
         "all_gather", DIM_OPTIONS[o.dim])
+    end
+    if o.variant == OVERLAP then
+      -- Each chunk: this rank's product into its own block of out, then gathered in place. Along dim 1
+      -- the chunks are columns (a chunk of rows would land in W blocks of out apart, which no 2-d view
+      -- of out holds), along dim 2 rows.
+      local dim, me = o.dim, ctx.rank
+      local along = dim == 1 and "columns" or "rows"
+      local chunks = overlap_chunks(what, dim == 1 and n or m, 2 * W * m * n * k, along)
+      log_overlap(what, dt, m, n, k, o, chunks, along)
+      local opts = ccl_options(o, dim)
+      overlapped(chunks, false, function(c)
+        c.all = out:narrow(3 - dim, c[1], c[2])
+        if dim == 1 then
+          c.mine = c.all:narrow(1, me * m + 1, m)
+          chunk_gemm(what, c.mine, a, b:narrow(2, c[1], c[2]), dt, o.blocks)
+        else
+          c.mine = c.all:narrow(2, me * n + 1, n)
+          chunk_gemm(what, c.mine, a:narrow(1, c[1], c[2]), b, dt, o.blocks)
+        end
+      end, function(c) ctx.ccl.all_gather(c.all, c.mine, opts) end)
+      return out
     end
     if across_nodes then return across_nodes.matmul_all_gather(out, a, b, o) end
     local tiles = tiles_of(m, n)
@@ -402,6 +521,19 @@ function M.new(ctx)
       ctx.ccl.all_gather(gathered, a, DIM_OPTIONS[2])
       return multiply(what, out, gathered, b, dt, m, n, W * k_local, o.blocks)
     end
+    if o.variant == OVERLAP then -- chunks of rows of A gathered, each multiplied once it is here
+      local gathered = workspace("all_gather_matmul buffer", { m, W * k_local }, a.dtype, false)
+      local chunks = overlap_chunks(what, m, 2 * m * n * W * k_local, "rows")
+      log_overlap(what, dt, m, n, W * k_local, o, chunks, "rows")
+      local opts = ccl_options(o, 2)
+      overlapped(chunks, true, function(c)
+        chunk_gemm(what, out:narrow(1, c[1], c[2]), c.gathered, b, dt, o.blocks)
+      end, function(c)
+        c.gathered = gathered:narrow(1, c[1], c[2])
+        ctx.ccl.all_gather(c.gathered, a:narrow(1, c[1], c[2]), opts)
+      end)
+      return out
+    end
     if across_nodes then return across_nodes.all_gather_matmul(out, a, b, o) end
     local staged = o.variant == "staged"
     local pieces = math.ceil(m / TILE) * (W - 1)
@@ -433,6 +565,25 @@ function M.new(ctx)
     if o.variant == BULK then
       return gemm_then(what, o, dt, m, n, k, out, a, b, workspace("matmul_reduce_scatter partials", { m, n }, a.dtype,
         false), "reduce_scatter", DIM_OPTIONS[o.dim])
+    end
+    if o.variant == OVERLAP then
+      -- Each chunk: the partial product, then reduce-scattered. Along dim 1 the chunks are columns (a
+      -- chunk of rows would hold one rank's rows only), along dim 2 rows.
+      local partial = workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)
+      local dim = o.dim
+      local along = dim == 1 and "columns" or "rows"
+      local chunks = overlap_chunks(what, dim == 1 and n or m, 2 * m * n * k * W, along)
+      log_overlap(what, dt, m, n, k * W, o, chunks, along)
+      local opts = ccl_options(o, dim)
+      overlapped(chunks, false, function(c)
+        c.partial, c.out = partial:narrow(3 - dim, c[1], c[2]), out:narrow(3 - dim, c[1], c[2])
+        if dim == 1 then
+          chunk_gemm(what, c.partial, a, b:narrow(2, c[1], c[2]), dt, o.blocks)
+        else
+          chunk_gemm(what, c.partial, a:narrow(1, c[1], c[2]), b, dt, o.blocks)
+        end
+      end, function(c) ctx.ccl.reduce_scatter(c.out, c.partial, opts) end)
+      return out
     end
     if across_nodes then return across_nodes.matmul_reduce_scatter(out, a, b, o) end
     local tiles = tiles_of(cm, cn)
