@@ -196,6 +196,38 @@ iris.test("overlap: windows, comm_blocks, and calls in a row with other ops", fu
   end
 end)
 
+-- auto on the whole-kernel GEMM (an H100 or H200, 16-bit elements): its rules by world size against the
+-- figures they come from (docs/perf.md: 2 ranks "Fused ops on the whole-kernel GEMM", 4 ranks "Four GPUs:
+-- 4 x H200, eager and replayed, and the fused ops"); pure Lua, so checked here on any backend.
+iris.test("auto's rules take the world size, and never overlap until it is measured", function()
+  local rule = require("iris.ops").auto_rule
+  local function expect(ranks, op, m, n, k, variant)
+    local got = rule(ranks, op, m, n, k)
+    if got ~= variant then
+      error(("%s %dx%dx%d at %d ranks: auto takes %s, expected %s"):format(op, m, n, k, ranks, got, variant), 2)
+    end
+  end
+  for _, ranks in ipairs { 1, 2, 3 } do -- the 2-rank figures: all_gather_matmul's bulk won on every shape
+    expect(ranks, "all_gather_matmul", 8192, 4608, 36864, "bulk")
+    expect(ranks, "all_gather_matmul", 4096, 4096, 256, "bulk")
+  end
+  for _, ranks in ipairs { 4, 8 } do -- the 4-rank figures: fused won on the largest and the smallest
+    expect(ranks, "all_gather_matmul", 8192, 4608, 36864, "fused")
+    expect(ranks, "all_gather_matmul", 4096, 4096, 256, "fused")
+    expect(ranks, "all_gather_matmul", 8192, 8192, 2048, "bulk")
+    expect(ranks, "all_gather_matmul", 16384, 8192, 512, "bulk")
+  end
+  for _, ranks in ipairs { 1, 2, 4, 8 } do
+    expect(ranks, "matmul_all_gather", 4096, 4096, 256, "fused")
+    expect(ranks, "matmul_all_gather", 8192, 4608, 36864, "bulk")
+    for _, op in ipairs { "matmul_all_reduce", "matmul_reduce_scatter" } do
+      for _, s in ipairs { { 8192, 4608, 36864 }, { 4096, 4096, 256 }, { 128, 128, 128 } } do
+        expect(ranks, op, s[1], s[2], s[3], "bulk")
+      end
+    end
+  end
+end)
+
 -- A call that fails the checks, and the text its error must contain.
 local function refused(fn, text)
   local ok, message = pcall(fn)

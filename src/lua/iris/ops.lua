@@ -51,12 +51,24 @@ M.OVERLAP = OVERLAP
 -- of 8 (16-byte boundaries for 16-bit elements), the last one shorter.
 local OVERLAP_CHUNK_FLOP = 5e10
 local OVERLAP_MAX_CHUNKS = 8
--- auto on a device that runs the whole-kernel GEMM, for float16 and bfloat16: bulk, except
--- matmul_all_gather where the product is smaller than this many FLOP (2 M N K, global): there its fused
--- kernel (each tile sent as it is made) beat bulk on every shape measured but the largest (docs/perf.md,
--- "Fused ops on the whole-kernel GEMM"). all_gather_matmul's bulk won on every shape.
-local GATHER_FUSED_BELOW = 1e12
-local GATHERS = { matmul_all_gather = true }
+-- auto on a device that runs the whole-kernel GEMM, for float16 and bfloat16: bulk, except where these
+-- rules say the op's fused kernel (AUTO above) wins. One row per world size measured; a job takes the
+-- row of the largest world size not above its own (1 rank: the first row). In a row, each op's rules are
+-- tried in order: `below` (2 M N K under this many FLOP, global), `k_from` (the k each rank holds, K / W,
+-- at least this); the first that holds gives its variant ("fused": AUTO's kernel; "overlap" may appear
+-- here once GPU figures show it winning: no run has measured it yet, so no rule names it).
+--   2 ranks, docs/perf.md "Fused ops on the whole-kernel GEMM": matmul_all_gather's fused kernel (each
+--     tile sent as it is made) beat bulk on every shape measured but the largest (over 1 TFLOP);
+--     all_gather_matmul's bulk won on every shape.
+--   4 ranks, docs/perf.md "Four GPUs: 4 x H200, eager and replayed, and the fused ops": matmul_all_gather
+--     as at 2; all_gather_matmul's fused kernel won at 8192 x 4608 x 36864 (k per rank 9216) and 4096 x
+--     4096 x 256 (8.6 GFLOP), bulk at k per rank 512 and 128 with over 100 TFLOP: fused below 1e11 FLOP
+--     or from 4096 k per rank (between the 512 where bulk won and the 9216 where fused did).
+local AUTO_RULES = {
+  { ranks = 2, matmul_all_gather = { { variant = "fused", below = 1e12 } } },
+  { ranks = 4, matmul_all_gather = { { variant = "fused", below = 1e12 } },
+    all_gather_matmul = { { variant = "fused", below = 1e11 }, { variant = "fused", k_from = 4096 } } },
+}
 -- bulk's options for ctx.ccl, one table each, so that a repeated call is ctx.ccl's repeated call (the
 -- same options table: launched again as planned)
 local DIM_OPTIONS = { { dim = 1 }, { dim = 2 } }
@@ -144,14 +156,33 @@ M.map_of = map_of
 -- What auto runs for `op` with these global sizes (M x N x K of the whole product) and, when that is not
 -- bulk, why: from the device, the dtype and the sizes only, never the operands' addresses, so that every
 -- rank makes the same choice.
+-- AUTO_RULES' choice for `op` of these global sizes on `W` ranks: "bulk", or a rule's variant ("fused"
+-- or another) and why.
+local function auto_rule(W, op, m, n, k)
+  local row = AUTO_RULES[1]
+  for _, r in ipairs(AUTO_RULES) do
+    if r.ranks <= W then row = r end
+  end
+  local flop = 2 * m * n * k
+  for _, rule in ipairs(row[op] or {}) do
+    if rule.below and flop < rule.below then
+      return rule.variant, ("%.3g FLOP: below %.3g at %d+ ranks %s beats bulk"):format(flop, rule.below, row.ranks,
+        rule.variant)
+    elseif rule.k_from and k / W >= rule.k_from then
+      return rule.variant, ("k per rank %d: from %d at %d+ ranks %s beats bulk"):format(k / W, rule.k_from, row.ranks,
+        rule.variant)
+    end
+  end
+  return BULK
+end
+M.auto_rule = auto_rule -- (tests/lua/ops_fused.lua checks the rules against the figures they come from)
+
 local function auto_variant(ctx, tma_why, op, dtype, m, n, k)
   local fused = AUTO[ctx.backend == "cpu" and "cpu" or "gpu"][op]
   if tma_why then return fused, tma_why end
   if dtype ~= "float16" and dtype ~= "bfloat16" then return fused, dtype .. " elements (it takes float16 and bfloat16)" end
-  if GATHERS[op] and 2 * m * n * k < GATHER_FUSED_BELOW then
-    return fused, ("%.3g FLOP: below %.3g one fused launch beats two"):format(2 * m * n * k, GATHER_FUSED_BELOW)
-  end
-  return BULK
+  local variant, why = auto_rule(ctx.world_size, op, m, n, k)
+  return variant == "fused" and fused or variant, why
 end
 -- (scripts/bench/ops_bench.lua prints what auto runs)
 function M.auto_variant(ctx, op, dtype, m, n, k) return auto_variant(ctx, tma_unavailable(ctx), op, dtype, m, n, k) end
