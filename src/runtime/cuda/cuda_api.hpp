@@ -154,6 +154,13 @@ struct Api {
   Returned stream_wait_event(CUstream stream, CUevent event) const {
     return {cu.cuStreamWaitEvent(stream, event, 0), "cuStreamWaitEvent"};
   }
+  // Priorities: a lower number is a higher priority; `greatest` is the highest the device has.
+  Returned stream_priority_range(int* least, int* greatest) const {
+    return {cu.cuCtxGetStreamPriorityRange(least, greatest), "cuCtxGetStreamPriorityRange"};
+  }
+  Returned stream_create_with_priority(CUstream* stream, int priority) const {
+    return {cu.cuStreamCreateWithPriority(stream, CU_STREAM_NON_BLOCKING, priority), "cuStreamCreateWithPriority"};
+  }
 
   // --- graphs (ctx:capture) --------------------------------------------------------------------------
   // The stream module variables are written on while the backend's stream is being captured.

@@ -21,6 +21,7 @@ namespace iris::runtime::cuda {
   X(cuDeviceCanAccessPeer) X(cuDeviceGetP2PAttribute)                                                   \
   X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease) X(cuCtxSetCurrent)                           \
   X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamQuery) X(cuStreamWaitEvent)                            \
+  X(cuStreamCreateWithPriority) X(cuCtxGetStreamPriorityRange)                                          \
   X(cuMemAlloc) X(cuMemFree) X(cuMemGetInfo) X(cuPointerSetAttribute)                                   \
   X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle) X(cuIpcCloseMemHandle)                                     \
   X(cuMemHostAlloc) X(cuMemHostGetDevicePointer) X(cuMemFreeHost)                                       \

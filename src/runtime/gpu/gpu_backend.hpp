@@ -244,7 +244,11 @@ void GpuBackend<Api>::wait_event(typename Api::Event event, const char* what) {
 template <class Api>
 void GpuBackend<Api>::make_second_stream() {
   if (second_stream_ != nullptr) return;
-  check(calls.stream_create(&second_stream_), "creating the second stream");
+  // At the device's highest priority: as a GEMM's blocks retire, the blocks of the collective that waits
+  // on the second stream take the freed multiprocessors before the next GEMM's (overlap's chunks).
+  int least = 0, greatest = 0;
+  check(calls.stream_priority_range(&least, &greatest), "reading the streams' priorities");
+  check(calls.stream_create_with_priority(&second_stream_, greatest), "creating the second stream");
   for (auto& event : order_events_) check(calls.event_create_for_order(&event), "creating an event that orders streams");
 }
 

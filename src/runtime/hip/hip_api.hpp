@@ -145,6 +145,13 @@ struct Api {
   Returned stream_wait_event(hipStream_t stream, hipEvent_t event) const {
     return {api.hipStreamWaitEvent(stream, event, 0), "hipStreamWaitEvent"};
   }
+  // Priorities: a lower number is a higher priority; `greatest` is the highest the device has.
+  Returned stream_priority_range(int* least, int* greatest) const {
+    return {api.hipDeviceGetStreamPriorityRange(least, greatest), "hipDeviceGetStreamPriorityRange"};
+  }
+  Returned stream_create_with_priority(hipStream_t* stream, int priority) const {
+    return {api.hipStreamCreateWithPriority(stream, hipStreamNonBlocking, priority), "hipStreamCreateWithPriority"};
+  }
 
   // --- graphs (ctx:capture) --------------------------------------------------------------------------
   // The stream module variables are written on while the backend's stream is being captured.

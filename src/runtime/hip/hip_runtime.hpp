@@ -28,7 +28,8 @@ namespace iris::runtime::hip {
   X(hipModuleLoadData) X(hipModuleUnload) X(hipModuleGetFunction) X(hipModuleGetGlobal)                       \
   X(hipFuncGetAttribute) X(hipModuleLaunchKernel)                                                             \
   X(hipEventCreate) X(hipEventDestroy) X(hipEventRecord) X(hipEventQuery) X(hipEventElapsedTime)                \
-  X(hipEventCreateWithFlags) X(hipStreamWaitEvent)                                                            \
+  X(hipEventCreateWithFlags) X(hipStreamWaitEvent) X(hipStreamCreateWithPriority)                             \
+  X(hipDeviceGetStreamPriorityRange)                                                                          \
   X(hipStreamBeginCapture) X(hipStreamEndCapture) X(hipGraphGetNodes) X(hipGraphInstantiate)                  \
   X(hipGraphLaunch) X(hipGraphExecDestroy) X(hipGraphDestroy)
 

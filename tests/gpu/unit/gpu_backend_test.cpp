@@ -176,6 +176,15 @@ struct FakeApi {
     return call("cuEventCreate (no timing)");
   }
   Returned stream_wait_event(Stream, Event) const { return call("cuStreamWaitEvent"); }
+  Returned stream_priority_range(int* least, int* greatest) const {
+    *least = 0;
+    *greatest = -5;
+    return call("cuCtxGetStreamPriorityRange");
+  }
+  Returned stream_create_with_priority(Stream* stream, int priority) const {
+    *stream = reinterpret_cast<void*>(uintptr_t{0x5f});
+    return call(priority == -5 ? "cuStreamCreateWithPriority (highest)" : "cuStreamCreateWithPriority");
+  }
   Returned stream_create(Stream* stream) const {
     *stream = reinterpret_cast<void*>(uintptr_t{0x5e});
     return call("cuStreamCreate");
@@ -848,7 +857,8 @@ TEST_CASE("the second stream: a fork and a join are events the streams wait for,
   backend.launch(*module, kernel, launch_config(256), nullptr, "c (x.lua:3)");
   backend.stream_wait(0);  // join: the main stream waits for the second's work so far
   backend.launch(*module, kernel, launch_config(256), nullptr, "d (x.lua:4)");
-  CHECK(driver.calls == Calls{"cuStreamCreate", "cuEventCreate (no timing)", "cuEventCreate (no timing)",
+  CHECK(driver.calls == Calls{"cuCtxGetStreamPriorityRange", "cuStreamCreateWithPriority (highest)", "cuEventCreate (no timing)",
+                              "cuEventCreate (no timing)",
                               "cuEventRecord", "cuStreamWaitEvent", "cuLaunchKernel (second stream)", "cuLaunchKernel",
                               "cuEventRecord", "cuStreamWaitEvent", "cuLaunchKernel"});
 
@@ -896,7 +906,8 @@ TEST_CASE("a capture that forked onto the second stream ends joined", "[unit][gp
   backend.select_stream(1);
   backend.capture_launch(*module, kernel, launch_config(256), nullptr, {}, "b (x.lua:2)");
   auto graph = backend.end_capture("the graph captured at x.lua:1");
-  CHECK(driver.calls == joined({{"cuStreamCreate", "cuEventCreate (no timing)", "cuEventCreate (no timing)",
+  CHECK(driver.calls == joined({{"cuCtxGetStreamPriorityRange", "cuStreamCreateWithPriority (highest)", "cuEventCreate (no timing)",
+                                 "cuEventCreate (no timing)",
                                  "cuEventRecord", "cuStreamWaitEvent"},
                                 repeated("cuFuncGetAttribute", 3),
                                 {"cuLaunchKernel (second stream)", "cuEventRecord", "cuStreamWaitEvent",
