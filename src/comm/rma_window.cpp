@@ -20,6 +20,8 @@ struct RmaWindow::Mpi {
     MPI_Request request = MPI_REQUEST_NULL;
   };
   std::list<Send> sends;  // in flight: their buffers stay put until MPI is done with them
+  std::vector<char> pending;  // by rank: operations issued to it since the last flush_all()
+  std::vector<int> pending_ranks;  // those ranks, each once
 };
 
 namespace {
@@ -76,6 +78,9 @@ std::unique_ptr<RmaWindow> RmaWindow::create(Comm& comm, void* base, size_t byte
                        len, text));
   }
   MPI_Win_set_errhandler(w->m_->win, MPI_ERRORS_RETURN);
+  int ranks = 0;
+  MPI_Comm_size(w->m_->comm, &ranks);
+  w->m_->pending.assign(static_cast<size_t>(ranks), 0);
   check_mpi(MPI_Win_lock_all(MPI_MODE_NOCHECK, w->m_->win), "MPI_Win_lock_all");
   w->m_->locked = true;
   MPI_Info used;
@@ -97,7 +102,14 @@ RmaWindow::~RmaWindow() {
   if (m_->comm != MPI_COMM_NULL) MPI_Comm_free(&m_->comm);
 }
 
+void RmaWindow::issued(int target) {
+  if (m_->pending[static_cast<size_t>(target)]) return;
+  m_->pending[static_cast<size_t>(target)] = 1;
+  m_->pending_ranks.push_back(target);
+}
+
 void RmaWindow::put(const void* origin, size_t bytes, int target, uint64_t offset) {
+  issued(target);
   const char* from = static_cast<const char*>(origin);
   for (size_t done = 0; done < bytes;) {
     const int n = static_cast<int>(std::min(kPiece, bytes - done));
@@ -108,6 +120,7 @@ void RmaWindow::put(const void* origin, size_t bytes, int target, uint64_t offse
 }
 
 void RmaWindow::get(void* origin, size_t bytes, int target, uint64_t offset) {
+  issued(target);
   char* to = static_cast<char*>(origin);
   for (size_t done = 0; done < bytes;) {
     const int n = static_cast<int>(std::min(kPiece, bytes - done));
@@ -118,23 +131,35 @@ void RmaWindow::get(void* origin, size_t bytes, int target, uint64_t offset) {
 }
 
 void RmaWindow::accumulate(const void* origin, int count, Type type, Op op, int target, uint64_t offset) {
+  issued(target);
   check_mpi(MPI_Accumulate(origin, count, datatype(type), target, static_cast<MPI_Aint>(offset), count, datatype(type),
                            operation(op), m_->win),
             "MPI_Accumulate");
 }
 
 void RmaWindow::fetch_and_op(const void* value, void* result, Type type, Op op, int target, uint64_t offset) {
+  issued(target);
   check_mpi(MPI_Fetch_and_op(value, result, datatype(type), target, static_cast<MPI_Aint>(offset), operation(op), m_->win),
             "MPI_Fetch_and_op");
 }
 
 void RmaWindow::compare_and_swap(const void* value, const void* compare, void* result, Type type, int target,
                                  uint64_t offset) {
+  issued(target);
   check_mpi(MPI_Compare_and_swap(value, compare, result, datatype(type), target, static_cast<MPI_Aint>(offset), m_->win),
             "MPI_Compare_and_swap");
 }
 
-void RmaWindow::flush_all() { check_mpi(MPI_Win_flush_all(m_->win), "MPI_Win_flush_all"); }
+// Each target's own flush (rma_window.hpp says why not MPI_Win_flush_all). A target stays pending
+// until its flush succeeded, so a failed flush is retried by the next one.
+void RmaWindow::flush_all() {
+  while (!m_->pending_ranks.empty()) {
+    const int target = m_->pending_ranks.back();
+    check_mpi(MPI_Win_flush(target, m_->win), "MPI_Win_flush");
+    m_->pending[static_cast<size_t>(target)] = 0;
+    m_->pending_ranks.pop_back();
+  }
+}
 
 void RmaWindow::progress() {
   int flag = 0;

@@ -41,7 +41,12 @@ class RmaWindow {
   void accumulate(const void* origin, int count, Type type, Op op, int target, uint64_t offset);
   void fetch_and_op(const void* value, void* result, Type type, Op op, int target, uint64_t offset);
   void compare_and_swap(const void* value, const void* compare, void* result, Type type, int target, uint64_t offset);
-  // Completes every operation issued so far, at the origin and at the targets.
+  // Completes every operation issued so far, at the origin and at the targets: MPI_Win_flush on each
+  // target that has operations since the last completion, not MPI_Win_flush_all. With Open MPI 4.1's
+  // osc ucx over UCX's shared-memory transports (no one-sided hardware: UCX emulates gets and puts with
+  // messages), MPI_Win_flush_all returned before a get of 256 KiB or more had landed: its data came
+  // later, into memory the caller had reused or freed (wrong results, corrupted host memory); the flush
+  // of the target completes it (docs/decisions.md, docs/multinode.md).
   void flush_all();
   // Gives MPI a chance to progress operations that target this rank (needed by components that emulate
   // one-sided operations with messages; a no-op cost elsewhere), and completes finished sends.
@@ -59,6 +64,8 @@ class RmaWindow {
  private:
   RmaWindow() = default;
   struct Mpi;
+  void issued(int target);  // `target` has an operation to complete at the next flush_all()
+
   std::unique_ptr<Mpi> m_;
   std::string component_;
 };

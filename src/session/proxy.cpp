@@ -326,7 +326,7 @@ void Proxy::transport_atomic(abi::ProxySlot& slot) {
   }
 }
 
-// Issues the batch's requests with the transport, then completes them with one flush. Loads and
+// Issues the batch's requests with the transport, then completes them (one flush per target). Loads and
 // stores of consecutive addresses of one rank (a block's threads on consecutive elements) travel as one
 // transfer. Atomics the target's proxy applies are sent to it and complete when its answer comes.
 void Proxy::serve(const std::vector<uint64_t>& batch) {

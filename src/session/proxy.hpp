@@ -5,8 +5,9 @@
 // own transfers to those ranks (t:peer(r) of a rank on another node).
 //
 // Completion: the proxy takes every posted request, issues each with the transport, completes them all
-// together (one flush), and only then marks them done; a device thread waits for its request, so every
-// remote operation has completed at its target when the device call returns (docs/memory.md).
+// together (one flush per target rank: comm/rma_window.hpp), and only then marks them done; a device
+// thread waits for its request, so every remote operation has completed at its target when the device
+// call returns (docs/memory.md).
 #pragma once
 
 #include <atomic>

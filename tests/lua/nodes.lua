@@ -96,3 +96,47 @@ iris.test("peer views of every rank copy and read through the transport", functi
   local from = (me - 1) % W
   iris.assert_equal(inbox:sum(), 8 * from * 100 + 28)
 end)
+
+-- Host transfers of blocks over 256 KiB with the ranks of other nodes, many in a row, into contiguous and
+-- strided (staged through host memory, as ctx.ccl's gathers across nodes do) destinations and out of
+-- them: each is complete when the call returns (docs/multinode.md). Regression: Open MPI 4.1's osc ucx on
+-- UCX's shared-memory transports returned from MPI_Win_flush_all before such a get had landed (its data
+-- came later, into reused or freed memory: all_gather_matmul's wrong result across nodes, then crashes).
+iris.test("large host transfers with other nodes are complete on return, many in a row", function()
+  local rows, cols = 136, 512 -- float32: 272 KiB
+  local mine = ctx:empty({ rows, cols }, "float32")
+  local got = ctx:empty({ rows, cols }, "float32")
+  local wide = ctx:empty({ rows, 2 * cols }, "float32")
+  local inbox = ctx:empty({ W, rows, cols }, "float32")
+  local function expect(t, value, what)
+    if t:min() ~= value or t:max() ~= value then
+      error(("rank %d, %s: expected every element %s, found %s to %s"):format(me, what, value, t:min(), t:max()), 2)
+    end
+  end
+  for round = 1, 40 do
+    local function value(r) return r * 1000 + round end
+    mine:fill(value(me))
+    inbox:fill(-1)
+    ctx:barrier()
+    for r = 0, W - 1 do
+      if math.floor(r / N) ~= ctx.node then
+        got:fill(-1)
+        got:copy(mine:peer(r))
+        expect(got, value(r), ("round %d, the copy from rank %d"):format(round, r))
+        local strided = wide:narrow(2, cols + 1, cols)
+        strided:fill(-1)
+        strided:copy(mine:peer(r))
+        expect(strided, value(r), ("round %d, the strided copy from rank %d"):format(round, r))
+        inbox:peer(r):narrow(1, me + 1, 1):copy(mine:view(1, rows, cols))
+      end
+    end
+    ctx:barrier()
+    for r = 0, W - 1 do
+      if math.floor(r / N) ~= ctx.node then
+        expect(inbox:narrow(1, r + 1, 1), value(r), ("round %d, what rank %d put"):format(round, r))
+      end
+    end
+    ctx:barrier() -- nobody refills its blocks while another still reads them
+  end
+  for _, t in ipairs { mine, got, wide, inbox } do t:free() end
+end)
