@@ -93,9 +93,9 @@ iris_cli_test(help_on_values ARGS ${n}/help_values.lua
 # 3. Benches give partial results: a long sweep says how long it will take, rows reach the table and the
 # CSV as they are measured (stopped by Ctrl-C after 15 s, the rows so far are there), and a --plot that
 # cannot be written (a PNG without a converter: no PATH) is refused before anything is measured.
-iris_cli_test(bench_rows_as_measured MAX_SECONDS 60 CPU_ONLY "the cpu backend's sweep to 64 MiB is the long one"
+iris_cli_test(bench_rows_as_measured MAX_SECONDS 60 CPU_ONLY "the cpu backend's sweep to 256 MiB is the long one"
   COMMAND sh ${n}/bench_stopped.sh $<TARGET_FILE:iris-lua> ${CMAKE_CURRENT_BINARY_DIR}/bench_stopped.csv
-  STDOUT "^ccl_bench: [0-9]+ measurements up to 64 MiB will take about [0-9]+ s on the cpu backend. rows appear as they are measured \\(--max 1MiB, the default on cpu, takes seconds\\)\n"
+  STDOUT "^ccl_bench: [0-9]+ measurements up to 256 MiB will take about [0-9]+ s on the cpu backend. rows appear as they are measured \\(--max 1MiB, the default on cpu, takes seconds\\)\n"
          "\nall_reduce +size +variant +eager us[^\n]+\n +4 KiB +auto +[0-9.]+"
          "\nexit 124\n--- [^\n]+bench_stopped.csv\ncollective,dtype,ranks,backend,bytes,variant,calls,time_us,[^\n]+\nall_reduce,float32,1,cpu,4096,auto,")
 set_tests_properties(cli/bench_rows_as_measured PROPERTIES FIXTURES_REQUIRED ccl_kernels)
