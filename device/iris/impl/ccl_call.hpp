@@ -523,38 +523,23 @@ struct CallSync {
   }
 };
 
-// The element type of each dtype name, for kernels made one per dtype with IRIS_DTYPE_CODES (X-macro
-// arguments are names, not types): IRIS_CCL_ELEMENT_float32 is float.
-#define IRIS_CCL_ELEMENT_bool bool
-#define IRIS_CCL_ELEMENT_int8 int8_t
-#define IRIS_CCL_ELEMENT_uint8 uint8_t
-#define IRIS_CCL_ELEMENT_int16 int16_t
-#define IRIS_CCL_ELEMENT_int32 int32_t
-#define IRIS_CCL_ELEMENT_uint32 uint32_t
-#define IRIS_CCL_ELEMENT_int64 int64_t
-#define IRIS_CCL_ELEMENT_uint64 uint64_t
-#define IRIS_CCL_ELEMENT_float16 ::iris::half
-#define IRIS_CCL_ELEMENT_bfloat16 ::iris::bfloat16
-#define IRIS_CCL_ELEMENT_float32 float
-#define IRIS_CCL_ELEMENT_float64 double
-
 // Runs `statement` with T the element type of dtype code `dtype` (IRIS_DTYPE_CODES). A macro, not a
 // generic lambda: NVRTC compiles no lambdas in device code.
-static_assert(IRIS_DTYPE_COUNT == 12, "a new dtype needs its IRIS_CCL_ELEMENT_ and its case in IRIS_CCL_FOR_DTYPE");
-#define IRIS_CCL_FOR_DTYPE(dtype, T, statement)                                           \
-  switch (dtype) {                                                                        \
-    case IRIS_DTYPE_bool: { typedef IRIS_CCL_ELEMENT_bool T; statement; } break;          \
-    case IRIS_DTYPE_int8: { typedef IRIS_CCL_ELEMENT_int8 T; statement; } break;          \
-    case IRIS_DTYPE_uint8: { typedef IRIS_CCL_ELEMENT_uint8 T; statement; } break;        \
-    case IRIS_DTYPE_int16: { typedef IRIS_CCL_ELEMENT_int16 T; statement; } break;        \
-    case IRIS_DTYPE_int32: { typedef IRIS_CCL_ELEMENT_int32 T; statement; } break;        \
-    case IRIS_DTYPE_uint32: { typedef IRIS_CCL_ELEMENT_uint32 T; statement; } break;      \
-    case IRIS_DTYPE_int64: { typedef IRIS_CCL_ELEMENT_int64 T; statement; } break;        \
-    case IRIS_DTYPE_uint64: { typedef IRIS_CCL_ELEMENT_uint64 T; statement; } break;      \
-    case IRIS_DTYPE_float16: { typedef IRIS_CCL_ELEMENT_float16 T; statement; } break;    \
-    case IRIS_DTYPE_bfloat16: { typedef IRIS_CCL_ELEMENT_bfloat16 T; statement; } break;  \
-    case IRIS_DTYPE_float32: { typedef IRIS_CCL_ELEMENT_float32 T; statement; } break;    \
-    default: { typedef IRIS_CCL_ELEMENT_float64 T; statement; } break;                    \
+static_assert(IRIS_DTYPE_COUNT == 12, "a new dtype needs its case in IRIS_CCL_FOR_DTYPE");
+#define IRIS_CCL_FOR_DTYPE(dtype, T, statement)                               \
+  switch (dtype) {                                                             \
+    case IRIS_DTYPE_bool: { typedef bool T; statement; } break;                \
+    case IRIS_DTYPE_int8: { typedef int8_t T; statement; } break;              \
+    case IRIS_DTYPE_uint8: { typedef uint8_t T; statement; } break;            \
+    case IRIS_DTYPE_int16: { typedef int16_t T; statement; } break;            \
+    case IRIS_DTYPE_int32: { typedef int32_t T; statement; } break;            \
+    case IRIS_DTYPE_uint32: { typedef uint32_t T; statement; } break;          \
+    case IRIS_DTYPE_int64: { typedef int64_t T; statement; } break;            \
+    case IRIS_DTYPE_uint64: { typedef uint64_t T; statement; } break;          \
+    case IRIS_DTYPE_float16: { typedef ::iris::half T; statement; } break;     \
+    case IRIS_DTYPE_bfloat16: { typedef ::iris::bfloat16 T; statement; } break; \
+    case IRIS_DTYPE_float32: { typedef float T; statement; } break;            \
+    default: { typedef double T; statement; } break;                           \
   }
 
 // The same for collectives that only copy: T is the unsigned integer of the dtype's size.

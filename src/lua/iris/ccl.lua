@@ -660,13 +660,19 @@ function M.new(ctx)
     memo[entry.collective], noting = entry, nil
   end
 
-  local function launch(k, grid, threads, args)
+  -- The kernel's launch (a span while a trace is on); its configuration, for remember().
+  local function issue(k, grid, threads, args)
     local cfg = { grid = grid, block = threads }
     if traced then
       trace.host_span(traced.what, "ccl", traced.args, k.launch, k, cfg, unpack(args))
     else
       k:launch(cfg, unpack(args))
     end
+    return cfg
+  end
+
+  local function launch(k, grid, threads, args)
+    local cfg = issue(k, grid, threads, args)
     state.seq = state.seq + 1
     if noting then remember(noting, k, cfg, args) end
     collective_calls.record(state, k)
@@ -676,12 +682,7 @@ function M.new(ctx)
   -- first kernel (copy_engine's second): the device's call counter does not move, so neither does
   -- state.seq, which the host's mismatch reports match against it (iris.collective_calls).
   local function launch_uncounted(k, grid, threads, args)
-    local cfg = { grid = grid, block = threads }
-    if traced then
-      trace.host_span(traced.what, "ccl", traced.args, k.launch, k, cfg, unpack(args))
-    else
-      k:launch(cfg, unpack(args))
-    end
+    local cfg = issue(k, grid, threads, args)
     if noting then
       noting.uncounted = true
       remember(noting, k, cfg, args)
