@@ -23,10 +23,16 @@ set(IRIS_TEST_WRAPPER ${PROJECT_SOURCE_DIR}/tests/with_backend.sh)
 
 # iris_catch2_tests(<target> <sources...>): a Catch2 test program over every layer of iris-lua (it
 # exports the iris_* functions, as iris-lua does, so embedded Lua reaches them).
+# Catch2's implementation is one library they share (tests/catch2_impl.cpp); each has its own main.cpp.
 function(iris_catch2_tests target)
+  if(NOT TARGET iris_catch2_impl)
+    add_library(iris_catch2_impl STATIC ${PROJECT_SOURCE_DIR}/tests/catch2_impl.cpp)
+    target_link_libraries(iris_catch2_impl PUBLIC Catch2::Catch2)
+    target_include_directories(iris_catch2_impl PUBLIC ${PROJECT_SOURCE_DIR}/tests)  # catch2_session.hpp
+  endif()
   add_executable(${target} ${ARGN})
   iris_link_layers(${target})
-  target_link_libraries(${target} PRIVATE Catch2::Catch2)
+  target_link_libraries(${target} PRIVATE iris_catch2_impl)
 endfunction()
 
 # iris_add_mpi_test(<name> <ranks> <command...>)

@@ -63,13 +63,15 @@ local BITWISE = { int32 = "int32_t", uint32 = "uint32_t", int64 = "int64_t", uin
 local FLOAT16 = { float16 = "iris::half", bfloat16 = "iris::bfloat16" }
 
 local source = { helpers }
+-- In the dtypes' order, not pairs()'s: that differs between processes, and so would the source, which
+-- then compiled again (three compilers, seconds each) in every test process instead of coming from the cache.
 local function instantiate(text, types)
   local names = {}
-  for dtype, ctype in pairs(types) do
-    names[#names + 1] = dtype
-    source[#source + 1] = text:gsub("SUFFIX", dtype):gsub("%f[%w]T%f[%W]", ctype)
-  end
+  for dtype in pairs(types) do names[#names + 1] = dtype end
   table.sort(names)
+  for _, dtype in ipairs(names) do
+    source[#source + 1] = text:gsub("SUFFIX", dtype):gsub("%f[%w]T%f[%W]", types[dtype])
+  end
   return names
 end
 local arithmetic_types = instantiate(arithmetic, ARITHMETIC)

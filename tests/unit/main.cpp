@@ -1,2 +1,4 @@
-#define CATCH_CONFIG_MAIN
-#include <catch2/catch.hpp>
+// The unit tests' main: Catch2's session (its implementation is tests/catch2_impl.cpp).
+#include "catch2_session.hpp"
+
+int main(int argc, char** argv) { return iris::test::run_catch2(argc, argv); }

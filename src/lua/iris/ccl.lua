@@ -603,9 +603,24 @@ function M.new(ctx)
   -- options table, its fields as they were) launches again what that call planned, without its
   -- checks and plan: most of a small call's host time (docs/perf.md, "The fixed cost of a call").
   -- Not while a trace or a capture is on, nor at the debug level, which say something of every call.
-  local memo = {} -- collective -> { a, b, opts, extra, option fields, keys, k, cfg, n, args }
+  local memo = {} -- collective -> its last call that went the whole way: the entry below, or nil
   local noting -- the entry the next launch completes
   local OPTION_FIELDS = { "op", "variant", "dim", "async", "block_m", "block_n", "blocks" } -- (note() too)
+  -- One entry per collective, reused from call to call: every field made at once (false for "none
+  -- yet"), so that writing them allocates nothing. A new table of 15 fields per call, grown field by
+  -- field, was most of the policy's time for calls on new tensors (`iris-lua -jp`: note() 39 %, remember()
+  -- 14 %; docs/perf.md, "A call on new tensors").
+  local entries = {}
+  local function entry_of(collective)
+    local e = entries[collective]
+    if not e then
+      e = { collective = collective, what = false, a = false, b = false, opts = false, extra = false, members = 0,
+            op = false, variant = false, dim = false, async = false, block_m = false, block_n = false, blocks = false,
+            keys = 0, k = false, cfg = false, n = 0, args = false, uncounted = false }
+      entries[collective] = e
+    end
+    return e
+  end
 
   local function count_keys(opts)
     local keys = 0
@@ -636,20 +651,25 @@ function M.new(ctx)
   end
 
   -- Before the launch of a call that went the whole way: what repeated() compares the next one with.
+  -- The collective's entry is rewritten here, so it is no call to repeat until remember() completes it
+  -- (a call that fails on its way leaves none).
   local function note(collective, what, a, b, opts, extra, members)
-    noting = { collective = collective, what = what, a = a, b = b, opts = opts, extra = extra, members = members }
+    memo[collective] = nil
+    local e = entry_of(collective)
+    e.what, e.a, e.b, e.opts, e.extra, e.members, e.uncounted = what, a, b, opts, extra, members, false
     if opts ~= nil then
       -- OPTION_FIELDS written out: a loop here (or pairs() to count the keys) kept LuaJIT from compiling
       -- the call ("inner loop in root trace"). The options checked on this call's way (read_options) have
       -- no other keys than these and group, so counting the set ones counts them all.
       local op, variant, dim, async, block_m, block_n, blocks =
         opts.op, opts.variant, opts.dim, opts.async, opts.block_m, opts.block_n, opts.blocks
-      noting.op, noting.variant, noting.dim, noting.async = op, variant, dim, async
-      noting.block_m, noting.block_n, noting.blocks = block_m, block_n, blocks
-      noting.keys = (opts.group ~= nil and 1 or 0) + (op ~= nil and 1 or 0) + (variant ~= nil and 1 or 0)
+      e.op, e.variant, e.dim, e.async = op, variant, dim, async
+      e.block_m, e.block_n, e.blocks = block_m, block_n, blocks
+      e.keys = (opts.group ~= nil and 1 or 0) + (op ~= nil and 1 or 0) + (variant ~= nil and 1 or 0)
         + (dim ~= nil and 1 or 0) + (async ~= nil and 1 or 0) + (block_m ~= nil and 1 or 0)
         + (block_n ~= nil and 1 or 0) + (blocks ~= nil and 1 or 0)
     end
+    noting = e
   end
 
   -- The launch of a call that went the whole way, for repeated(). `args`: the kernel's arguments in a

@@ -1,8 +1,7 @@
 // The GPU device tests: one executable, run at 1, 2 and 4 ranks (tests/gpu/CMakeLists.txt).
 //   iris_gpu_tests --probe gpu|ptx   whether this machine can run them (exit 77: skip, with the reason)
 //   iris_gpu_tests [Catch2 arguments]
-#define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
+#include "catch2_session.hpp"  // Catch2 (its implementation: tests/catch2_impl.cpp)
 
 #include <cstdio>
 #include <cstring>
@@ -22,10 +21,7 @@ int main(int argc, char** argv) {
   log::set_rank(comm->rank(), comm->size());
   log::configure_from_environment();
   gpu_test::start(*comm);
-  Catch::Session session;
-  session.configData().useColour = Catch::UseColour::No;  // logs from several ranks, not a terminal
-  int failed = session.applyCommandLine(argc, argv);
-  if (failed == 0) failed = session.run();
+  int failed = test::run_catch2(argc, argv, false);  // no colour: logs from several ranks, not a terminal
   try {
     gpu_test::end();
   } catch (const Error& e) {
