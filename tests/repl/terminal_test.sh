@@ -50,6 +50,8 @@ wait_until() {
   end=$(($(now) + deadline))
   until "$@"; do
     [ "$(now)" -ge "$end" ] && fail "waited ${deadline} s for $what"
+    # A session that ended cannot show it any more: say so now, not after the deadline.
+    [ "$1" != ended ] && [ "$1" != no_leftovers ] && ended && fail "iris-lua ended (status $(cat "$work/exit")) while waiting for $what"
     sleep 0.2
   done
 }
