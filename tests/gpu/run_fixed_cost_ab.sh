@@ -7,7 +7,7 @@
 # ccl_fixed_cost at `ranks` for a few sizes, and ccl_bench's all_reduce (eager and in a graph, NCCL in
 # the same run) over the small sizes. Logs go to $OUT (or /tmp/fixed-cost-ab). More ranks than GPUs
 # share them under CUDA MPS: then the host's figures (issue us) hold, the device's do not.
-#   [COLLECTIVES=all_reduce,broadcast] tests/gpu/run_fixed_cost_ab.sh <binary A> <binary B> [ranks, default 2] [max size, default 1MiB]
+#   [NCU=0] [COLLECTIVES=all_reduce,broadcast] tests/gpu/run_fixed_cost_ab.sh <binary A> <binary B> [ranks, default 2] [max size, default 1MiB]
 #   e.g. tests/gpu/run_fixed_cost_ab.sh .carry/ab/base/iris-lua .carry/ab/new/iris-lua 2
 set -u
 a=$1 b=$2 ranks=${3:-2} max=${4:-1MiB}
@@ -38,7 +38,7 @@ for which in A B; do
   [ "$which" = B ] && bin=$b
   step "$which: host cost at 1 rank ($bin)" 120 "$bin" docs/experiments/ccl_host_cost.lua 4096 20000
   step "$which: fixed cost at 1 rank ($bin)" 180 "$bin" docs/experiments/ccl_fixed_cost.lua 4096 2000
-  if command -v ncu >/dev/null; then
+  if [ "${NCU:-1}" = 1 ] && command -v ncu >/dev/null; then
     step "$which: the one-way kernels' own time at 1 rank under ncu" 240 ncu --metrics \
       gpu__time_duration.sum,launch__registers_per_thread,launch__stack_size,smsp__inst_executed.sum \
       -k regex:"^ccl_ll_all_reduce" --launch-skip 20 --launch-count 2 "$bin" docs/experiments/ccl_fixed_cost.lua 4096 40
