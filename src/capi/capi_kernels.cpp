@@ -156,11 +156,13 @@ int iris_kernel_launch(iris_kernel* kernel, const uint32_t* dims, uint64_t share
 }
 
 int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uint64_t shared_bytes, void** args,
-                                  int iterations, double* seconds) {
+                                  int iterations, double* seconds, double* host_seconds) {
   return capi::guarded([&] {
     programs::Kernel& k = kernel_of(kernel);
-    *seconds = k.registry->backend().time_raw_launches(*k.module, k.function, config_of(dims, shared_bytes), args,
-                                                       iterations);
+    const runtime::Backend::RawLaunchTimes times =
+        k.registry->backend().time_raw_launches(*k.module, k.function, config_of(dims, shared_bytes), args, iterations);
+    *seconds = times.device;
+    *host_seconds = times.host;
   });
 }
 

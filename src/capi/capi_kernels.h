@@ -69,9 +69,10 @@ int iris_kernel_param_count(const iris_kernel* kernel);
 void iris_kernel_param(const iris_kernel* kernel, int index, iris_param_info* out);
 /* dims: grid x, y, z, block x, y, z. args[i] points at the i-th argument's value. Asynchronous. */
 int iris_kernel_launch(iris_kernel* kernel, const uint32_t* dims, uint64_t shared_bytes, void** args);
-/* Backend::time_raw_launches: the same launch `iterations` times straight through the driver. */
+/* Backend::time_raw_launches: the same launch `iterations` times straight through the driver; seconds:
+   the device's time (events), host_seconds: the host's time to issue them. */
 int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uint64_t shared_bytes, void** args,
-                                  int iterations, double* seconds);
+                                  int iterations, double* seconds, double* host_seconds);
 
 /* A TMA descriptor (iris::gemm::TensorMap; impl/abi.h's iris_tensor_map, 128 bytes on 64) of the
    row-major rows x cols matrix of dtype `dtype` (IRIS_DTYPE_*) at device address `ptr`, rows

@@ -48,7 +48,10 @@ std::string nearest_name(const std::string& word, const std::vector<std::string>
 namespace {
 
 // Reads `var` as the code that uses it does. A switch without a default: a variable added to env.def
-// without a line here does not compile (-Wswitch).
+// without a line here does not compile (-Wswitch, an error here: as a warning, IRIS_CACHE_MAX and
+// IRIS_NODE_SIZE went unchecked at start-up for a while).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch"
 void read(env::Var var) {
   switch (var) {
     case env::Var::backend:
@@ -70,6 +73,8 @@ void read(env::Var var) {
     case env::Var::hang_report:
     case env::Var::hang_timeout: comm::hang::settings_from_environment(); break;
     case env::Var::trace_events: env::trace_events(0); break;
+    case env::Var::cache_max: env::bytes(var, 0); break;
+    case env::Var::node_size: env::whole_number(var, 1, 1u << 20, 0, "a whole number of ranks"); break;
     case env::Var::cxx:           // any command
     case env::Var::lua_init:      // any chunk
     case env::Var::lua_init_5_1:  // any chunk
@@ -77,6 +82,7 @@ void read(env::Var var) {
       break;
   }
 }
+#pragma GCC diagnostic pop
 
 }  // namespace
 

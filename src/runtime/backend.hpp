@@ -162,8 +162,15 @@ class Backend {
   // --- references for benchmarks (docs/perf.md) ------------------------------------------------------
   // Launches `function` `iterations` times straight through the driver (no argument checks, no
   // bookkeeping), waits, and returns the seconds it took: what k:launch from Lua is measured against.
-  virtual double time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
-                                   int iterations) = 0;
+  // `device`: from the first launch's start to the last one's end (events; the device's pace when the
+  // host issues faster); `host`: the host's own time to issue them, before the wait (the driver's cost
+  // of a launch when the device keeps up). The cpu backend runs each launch to completion: both the same.
+  struct RawLaunchTimes {
+    double device = 0;
+    double host = 0;
+  };
+  virtual RawLaunchTimes time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
+                                           int iterations) = 0;
   // Encodes a TMA descriptor (iris::gemm::TensorMap, 128 bytes) of `spec` into `out` (64-byte aligned).
   // Only NVIDIA's Hopper and later have TMA: the others throw Error(unsupported) saying so.
   virtual void encode_tensor_map(const TensorMapSpec& spec, void* out) const;

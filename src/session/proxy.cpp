@@ -20,15 +20,6 @@ using comm::RmaWindow;
 uint64_t load_acquire(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 void store_release(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
-RmaWindow::Type width_type(uint64_t width) {
-  switch (width) {
-    case 1: return RmaWindow::Type::u8;
-    case 2: return RmaWindow::Type::u16;
-    case 4: return RmaWindow::Type::u32;
-    default: return RmaWindow::Type::u64;
-  }
-}
-
 RmaWindow::Type atomic_type(uint32_t type) {
   switch (type) {
     case IRIS_PROXY_U32: return RmaWindow::Type::u32;

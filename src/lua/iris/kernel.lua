@@ -256,15 +256,15 @@ local function generate(kernel)
     "  if capturing.on then refuse(kernel.name .. ':time_raw_launches()') end\n" ..
     "  if type(iterations) ~= 'number' or iterations % 1 ~= 0 or iterations < 1 then bad_iterations(kernel, iterations) end\n" ..
     prologue ..
-    "  local status = C.iris_kernel_time_raw_launches(handle, dims, shared, argv, iterations, seconds)\n" ..
-    "  if status ~= 0 then errors.check(status) end\n  return seconds[0]\nend"
+    "  local status = C.iris_kernel_time_raw_launches(handle, dims, shared, argv, iterations, seconds, seconds + 1)\n" ..
+    "  if status ~= 0 then errors.check(status) end\n  return seconds[0], seconds[1]\nend"
   source[#source + 1] = "return launch, time_raw_launches"
   local chunk = assert(loadstring(table.concat(source, "\n"), "=iris/kernel.lua (launch of " .. kernel.name .. ")"))
   local env = {
     kernel = kernel, C = C, errors = errors, is_tensor = is_tensor, bad_argument = bad_argument,
     bad_count = bad_count, bad_iterations = bad_iterations, context_data = context_data, read_config = read_config,
     fits_integer_cdata = fits_integer_cdata,
-    handle = kernel._handle, argv = argv, dims = ffi.new("uint32_t[6]"), seconds = ffi.new("double[1]"), slots = slots,
+    handle = kernel._handle, argv = argv, dims = ffi.new("uint32_t[6]"), seconds = ffi.new("double[2]"), slots = slots,
     tracing = trace.state, note_origin = trace.note_origin,
     capturing = graph.state, note_launch = graph.note_launch, refuse = graph.refuse,
     istype = ffi.istype, tensor_map_t = tensor_map_t,

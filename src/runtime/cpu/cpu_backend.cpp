@@ -104,10 +104,11 @@ void CpuBackend::launch(Module& module, void* function, const LaunchConfig& conf
   execution_->launch(module, function, config, args, kernel_label, mailbox_);
 }
 std::unique_ptr<Event> CpuBackend::create_event() { return execution_->create_event(); }
-double CpuBackend::time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
-                                     int iterations) {
+Backend::RawLaunchTimes CpuBackend::time_raw_launches(Module& module, void* function, const LaunchConfig& config,
+                                                      void** args, int iterations) {
   refuse_while_capturing("timing raw launches");
-  return execution_->time_raw_launches(module, function, config, args, iterations);
+  const double seconds = execution_->time_raw_launches(module, function, config, args, iterations);
+  return {seconds, seconds};
 }
 
 }  // namespace iris::runtime

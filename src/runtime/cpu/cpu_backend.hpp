@@ -51,8 +51,8 @@ class CpuBackend final : public Backend {
   void launch(Module& module, void* function, const LaunchConfig& config, void** args,
               const std::string& kernel_label) override;
   std::unique_ptr<Event> create_event() override;
-  double time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
-                           int iterations) override;
+  RawLaunchTimes time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
+                                   int iterations) override;
 
   void begin_capture() override;
   void capture_launch(Module& module, void* function, const LaunchConfig& config, void** args,

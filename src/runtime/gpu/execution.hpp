@@ -7,6 +7,7 @@
 // compiled only where a vendor instantiates GpuBackend (cuda_backend.cpp, hip_backend.cpp).
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -192,8 +193,8 @@ std::unique_ptr<Event> GpuBackend<Api>::create_event() {
 }
 
 template <class Api>
-double GpuBackend<Api>::time_raw_launches(Module& module, void* function, const LaunchConfig& config, void** args,
-                                          int iterations) {
+Backend::RawLaunchTimes GpuBackend<Api>::time_raw_launches(Module& module, void* function, const LaunchConfig& config,
+                                                           void** args, int iterations) {
   if (iterations < 1) throw Error(Errc::invalid_argument, format("time_raw_launches of %d iterations", iterations));
   refuse_while_capturing("timing raw launches");
   throw_if_faulted();
@@ -204,13 +205,15 @@ double GpuBackend<Api>::time_raw_launches(Module& module, void* function, const 
   TimingEvent<Api> start(*this), stop(*this);
   start.record();
   faults_.launched(label);
+  const auto issued_from = std::chrono::steady_clock::now();
   for (int i = 0; i < iterations; ++i) {
     check(calls.launch_kernel(kernel, config, stream_, args), label, Errc::launch);
   }
+  const double host = std::chrono::duration<double>(std::chrono::steady_clock::now() - issued_from).count();
   stop.record();
   const double ms = stop.elapsed_ms_since(start);
   wait_stream("finishing the timed launches");
-  return ms / 1000.0;
+  return {ms / 1000.0, host};
 }
 
 }  // namespace iris::runtime::gpu

@@ -445,7 +445,7 @@ TEST_CASE("the raw-launch reference is a plain loop of launches between two even
   auto module = backend.load_module({});
   void* kernel = module->function("scale");
   driver.calls.clear();
-  const double seconds = backend.time_raw_launches(*module, kernel, launch_config(32), nullptr, 3);
+  const double seconds = backend.time_raw_launches(*module, kernel, launch_config(32), nullptr, 3).device;
   CHECK(seconds == Approx(0.0025));
   CHECK(driver.calls == joined({repeated("cuFuncGetAttribute", 3),
                                 {"cuEventCreate", "cuEventCreate", "cuEventRecord"},
