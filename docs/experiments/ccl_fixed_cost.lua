@@ -46,12 +46,12 @@ local function launch_of(call)
   local module = require("iris.kernel").builtin("ccl/all_reduce")
   local kernels = { module.ccl_all_reduce, module.ccl_ll_all_reduce }
   local saved, caught = {}, nil
-  for i, k in ipairs(kernels) do
-    saved[i] = k.launch
-    k.launch = function(self, cfg, ...) caught = { kernel = self, cfg = cfg, args = { ... } } end
+  for i, k in ipairs(kernels) do -- (ctx.ccl launches through k:launch_list(cfg, args))
+    saved[i] = k.launch_list
+    k.launch_list = function(self, cfg, args) caught = { kernel = self, cfg = cfg, args = args } end
   end
   call()
-  for i, k in ipairs(kernels) do k.launch = saved[i] end
+  for i, k in ipairs(kernels) do k.launch_list = saved[i] end
   return caught
 end
 

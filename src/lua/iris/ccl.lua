@@ -616,7 +616,7 @@ function M.new(ctx)
     if not e then
       e = { collective = collective, what = false, a = false, b = false, opts = false, extra = false, members = 0,
             op = false, variant = false, dim = false, async = false, block_m = false, block_n = false, blocks = false,
-            keys = 0, k = false, cfg = false, n = 0, args = false, uncounted = false }
+            keys = 0, k = false, cfg = false, args = false, uncounted = false }
       entries[collective] = e
     end
     return e
@@ -646,7 +646,7 @@ function M.new(ctx)
   end
 
   local function again(m)
-    m.k:launch(m.cfg, unpack(m.args, 1, m.n))
+    m.k:launch_list(m.cfg, m.args)
     if not m.uncounted then state.seq = state.seq + 1 end
   end
 
@@ -676,7 +676,7 @@ function M.new(ctx)
   -- table the call site builds (a varargs table made here kept LuaJIT from compiling the call: a side
   -- trace per call until it gave up, then the interpreter for the whole call).
   local function remember(entry, k, cfg, args)
-    entry.k, entry.cfg, entry.n, entry.args = k, cfg, #args, args
+    entry.k, entry.cfg, entry.args = k, cfg, args
     memo[entry.collective], noting = entry, nil
   end
 
@@ -686,7 +686,7 @@ function M.new(ctx)
     if traced then
       trace.host_span(traced.what, "ccl", traced.args, k.launch, k, cfg, unpack(args))
     else
-      k:launch(cfg, unpack(args))
+      k:launch_list(cfg, args) -- (not k:launch(cfg, unpack(args)): kernel.lua, launch_list)
     end
     return cfg
   end

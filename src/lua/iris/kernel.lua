@@ -252,13 +252,27 @@ local function generate(kernel)
     "  if capturing.on then note_launch(kernel, ...) end\n" ..
     "  local status = C.iris_kernel_launch(handle, dims, shared, argv)\n" ..
     "  if status ~= 0 then errors.check(status) end\nend"
+  -- launch_list(self, cfg, args): the same launch with the arguments in a table (iris's own callers,
+  -- src/lua/iris/ccl.lua, keep them in one). k:launch(cfg, unpack(args)) cost 1.5 to 1.7 us more per
+  -- launch than the arguments written out (one H200, docs/experiments/launch_path.lua): LuaJIT leaves
+  -- an unpack() into varargs uncompiled, and with it the whole launch.
+  local listed = {}
+  for i = 1, n do listed[i] = ("args[%d]"):format(i) end
+  source[#source + 1] = "local function launch_list(self, cfg, args)\n" ..
+    ("  local count = #args\n  if count ~= %d then bad_count(kernel, count) end\n"):format(n) ..
+    (n > 0 and ("  local %s = %s\n"):format(table.concat(names, ", "), table.concat(listed, ", ")) or "") ..
+    table.concat(checks) .. "  local shared = read_config(kernel, cfg, dims)\n" ..
+    "  if tracing.on then note_origin() end\n" ..
+    ("  if capturing.on then note_launch(kernel%s) end\n"):format(n > 0 and ", " .. table.concat(names, ", ") or "") ..
+    "  local status = C.iris_kernel_launch(handle, dims, shared, argv)\n" ..
+    "  if status ~= 0 then errors.check(status) end\nend"
   source[#source + 1] = "local function time_raw_launches(self, cfg, iterations, ...)\n" ..
     "  if capturing.on then refuse(kernel.name .. ':time_raw_launches()') end\n" ..
     "  if type(iterations) ~= 'number' or iterations % 1 ~= 0 or iterations < 1 then bad_iterations(kernel, iterations) end\n" ..
     prologue ..
     "  local status = C.iris_kernel_time_raw_launches(handle, dims, shared, argv, iterations, seconds, seconds + 1)\n" ..
     "  if status ~= 0 then errors.check(status) end\n  return seconds[0], seconds[1]\nend"
-  source[#source + 1] = "return launch, time_raw_launches"
+  source[#source + 1] = "return launch, time_raw_launches, launch_list"
   local chunk = assert(loadstring(table.concat(source, "\n"), "=iris/kernel.lua (launch of " .. kernel.name .. ")"))
   local env = {
     kernel = kernel, C = C, errors = errors, is_tensor = is_tensor, bad_argument = bad_argument,
@@ -308,7 +322,7 @@ local function make_kernel(handle)
     }
     if info.kind == PARAM_INTEGER then kernel.params[i].range = integer_range(kernel.params[i]) end
   end
-  kernel.launch, kernel.time_raw_launches = generate(kernel)
+  kernel.launch, kernel.time_raw_launches, kernel.launch_list = generate(kernel)
   return kernel
 end
 
