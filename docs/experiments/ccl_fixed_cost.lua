@@ -46,12 +46,13 @@ local function launch_of(call)
   local module = require("iris.kernel").builtin("ccl/all_reduce")
   local kernels = { module.ccl_all_reduce, module.ccl_ll_all_reduce }
   local saved, caught = {}, nil
-  for i, k in ipairs(kernels) do -- (ctx.ccl launches through k:launch_list(cfg, args))
-    saved[i] = k.launch_list
+  for i, k in ipairs(kernels) do -- (ctx.ccl launches through k:launch_list; k:launch in builds before it)
+    saved[i] = { k.launch, k.launch_list }
+    k.launch = function(self, cfg, ...) caught = { kernel = self, cfg = cfg, args = { ... } } end
     k.launch_list = function(self, cfg, args) caught = { kernel = self, cfg = cfg, args = args } end
   end
   call()
-  for i, k in ipairs(kernels) do k.launch_list = saved[i] end
+  for i, k in ipairs(kernels) do k.launch, k.launch_list = saved[i][1], saved[i][2] end
   return caught
 end
 
