@@ -75,11 +75,12 @@ int is_iris_chunk_for_lua(lua_State* L) {
   return 1;
 }
 
-// iris.host.script_frames(entry, level, most): into entry[1..3n] the function, current line and short
-// source of the script's innermost `most` frames from stack level `level` on (the caller of this
-// function is level 1), iris's own and C frames left out, ending at the script's main chunk; returns
-// n. The call-line record of every collective (iris.collective_calls): one C call where debug.getinfo
-// per level was one LuaJIT trace stitch and a table each.
+// iris.host.script_frames(entry, level, most): into entry[1..2n] the function and current line of the
+// script's innermost `most` frames from stack level `level` on (the caller of this function is level
+// 1), iris's own and C frames left out, ending at the script's main chunk; returns n. The call-line
+// record of every collective (iris.collective_calls): one C call where debug.getinfo per level was one
+// LuaJIT trace stitch and a table each. The frame's source is not copied: a report finds it from the
+// function (pushing each frame's short source as a string was a third of a collective's Lua policy).
 int script_frames_for_lua(lua_State* L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   int level = static_cast<int>(luaL_checkinteger(L, 2));
@@ -92,11 +93,9 @@ int script_frames_for_lua(lua_State* L) {
       lua_pop(L, 1);
       continue;
     }
-    lua_rawseti(L, 1, 3 * n + 1);
+    lua_rawseti(L, 1, 2 * n + 1);
     lua_pushinteger(L, ar.currentline);
-    lua_rawseti(L, 1, 3 * n + 2);
-    lua_pushstring(L, ar.short_src);
-    lua_rawseti(L, 1, 3 * n + 3);
+    lua_rawseti(L, 1, 2 * n + 2);
     ++n;
     if (*ar.what == 'm') break;  // the frames above a main chunk are the runner's
   }

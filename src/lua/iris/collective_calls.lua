@@ -27,7 +27,7 @@ local script_frames = package.loaded["iris.host"].script_frames
 
 -- Remembers call number `calls.seq` (ccl.calls(ctx), which has just counted it) of `kernel`, made from
 -- the script's frames on the stack now. It runs at every collective call: the ring's entries are
--- reused, the frames kept flat (function, line, file), the names made only for a report.
+-- reused, the frames kept flat (function, line), the names and files found only for a report.
 function M.record(calls, kernel)
   local log = calls.log
   if not log then
@@ -42,14 +42,15 @@ function M.record(calls, kernel)
   end
   entry.seq, entry.kernel = calls.seq, kernel.name
   -- level 3: record's caller's caller (ccl.lua's launch, then the collective's function), as getinfo counts
-  entry.n = 3 * script_frames(entry, 3, MAX_FRAMES)
+  entry.n = 2 * script_frames(entry, 3, MAX_FRAMES)
 end
 
 -- The call's frames as { fn, line, where = "s.lua:12" }, innermost first.
 local function frames_of(entry)
   local frames = {}
-  for i = 1, entry.n, 3 do
-    frames[#frames + 1] = { fn = entry[i], line = entry[i + 1], where = entry[i + 2] .. ":" .. entry[i + 1] }
+  for i = 1, entry.n, 2 do
+    local info = debug.getinfo(entry[i], "S")
+    frames[#frames + 1] = { fn = entry[i], line = entry[i + 1], where = info.short_src .. ":" .. entry[i + 1] }
   end
   return frames
 end
