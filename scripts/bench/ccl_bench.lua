@@ -430,6 +430,10 @@ local function measure(b, label, call, graph, ours)
   local probe_ms = batch(probe, eager(probe))
   local slots = ctx:broadcast(math.max(1, math.min(b.slots, math.floor(BATCH_SECONDS * 1e3 / math.max(probe_ms / probe,
     1e-4)))), 0)
+  -- One batch more, not timed: LuaJIT records a call path's traces over its first hundred or so calls,
+  -- which the probe's few do not reach (the first row of a run was 3 to 10 x slower than the next, ours
+  -- and NCCL's alike; docs/perf.md, "Eager calls after the launch left unpack()").
+  batch(slots, eager(slots))
   local device, host = {}, {}
   for r = 1, repeats do
     local d, h = batch(slots, eager(slots))
