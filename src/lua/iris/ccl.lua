@@ -265,43 +265,46 @@ local function read_group(what, ctx, group)
   return { members = members, size = #members, index = index, lo = lo, hi = hi }
 end
 
--- opts with defaults; `reducing`: op applies.
+-- opts with defaults; `reducing`: op applies. The result is made by one constructor, and a call
+-- without options reads a shared empty table: a table grown field by field, and an empty one per call,
+-- were allocations on every collective's path (docs/perf.md, "A call on new tensors").
+local NO_OPTIONS = {}
 local function read_options(what, collective, opts, dt, reducing)
-  if opts == nil then opts = {} end
+  if opts == nil then opts = NO_OPTIONS end
   if type(opts) ~= "table" or tensor.is_tensor(opts) then
     errors.raise("invalid_argument", "%s: options must be a table such as {op = \"sum\"}, got %s", what, describe(opts))
   end
   errors.check_keys(opts, M.OPTIONS, what)
-  local o = {}
-  o.op = opts.op or "sum"
+  local op = opts.op or "sum"
   if reducing then
-    if OP_CODE[o.op] == nil then
-      errors.raise("invalid_argument", "%s: op must be %s, got %s", what, OP_NAMES, describe(o.op))
+    if OP_CODE[op] == nil then
+      errors.raise("invalid_argument", "%s: op must be %s, got %s", what, OP_NAMES, describe(op))
     end
-    if codes.reduction[o.op].domain == "int" and dt.kind == "float" then
-      errors.raise("invalid_argument", "%s: op \"%s\" takes integers or bool, not %s", what, o.op, dt.name)
+    if codes.reduction[op].domain == "int" and dt.kind == "float" then
+      errors.raise("invalid_argument", "%s: op \"%s\" takes integers or bool, not %s", what, op, dt.name)
     end
   elseif opts.op ~= nil then
     errors.raise("invalid_argument", "%s takes no op", what)
   end
-  o.variant = opts.variant or "auto"
-  if not VARIANT_OK[collective][o.variant] then
+  local variant = opts.variant or "auto"
+  if not VARIANT_OK[collective][variant] then
     errors.raise("invalid_argument", "%s: variant must be \"auto\" or \"%s\", got %s", what,
-      table.concat(VARIANTS[collective], "\", \""), describe(o.variant))
+      table.concat(VARIANTS[collective], "\", \""), describe(variant))
   end
-  o.dim = opts.dim or 1
-  if o.dim ~= 1 and o.dim ~= 2 then
-    errors.raise("invalid_argument", "%s: dim must be 1 or 2, got %s", what, describe(o.dim))
+  local dim = opts.dim or 1
+  if dim ~= 1 and dim ~= 2 then
+    errors.raise("invalid_argument", "%s: dim must be 1 or 2, got %s", what, describe(dim))
   end
   if opts.async ~= nil and type(opts.async) ~= "boolean" then
     errors.raise("invalid_argument", "%s: async must be true or false, got %s", what, describe(opts.async))
   end
-  o.async = opts.async or false
-  o.block_m = opts.block_m and positive_integer(what, "block_m", opts.block_m, 65535)
-  o.block_n = opts.block_n and positive_integer(what, "block_n", opts.block_n, 65535)
-  o.blocks = opts.blocks and positive_integer(what, "blocks", opts.blocks, MAX_BLOCKS)
-  o.group = opts.group
-  return o
+  return {
+    op = op, variant = variant, dim = dim, async = opts.async or false,
+    block_m = opts.block_m and positive_integer(what, "block_m", opts.block_m, 65535),
+    block_n = opts.block_n and positive_integer(what, "block_n", opts.block_n, 65535),
+    blocks = opts.blocks and positive_integer(what, "blocks", opts.blocks, MAX_BLOCKS),
+    group = opts.group,
+  }
 end
 
 -- ---- views ----------------------------------------------------------------------------------------------
