@@ -29,6 +29,8 @@ local options = iris.options(arg, {
     { "comm_blocks", 16, "communication blocks of the ops that have them (matmul_all_gather's specialized, "
       .. "all_gather_matmul's staged: the variants auto runs on GPUs; overlap's collectives keep ctx.ccl's grid)",
       min = 1 },
+    { "overlap_comm_blocks", 0, "the grid of overlap's chunk collectives (comm_blocks); 0: ctx.ccl's own (auto's)",
+      min = 0 },
     { "variants", "auto,bulk,overlap,fused", "columns: auto, bulk, overlap (the vendor's GEMM in chunks beside the "
       .. "collectives), fused (the fused kernel auto runs where it does not take bulk), a variant's name, or all (every "
       .. "variant of the ops)", type = "list" },
@@ -261,8 +263,9 @@ for _, s in ipairs(shapes) do
     local expected = ctx:zeros(sh.out, dtype)
     progress:step("%s %dx%dx%d", name, s.m, s.n, s.k)
     local function run(variant, out)
-      ctx.ops[name](out, t.a, t.b, { variant = variant,
-        comm_blocks = (op.comm and variant ~= ops_lua.OVERLAP) and options.comm_blocks or nil })
+      local comm_blocks = (op.comm and variant ~= ops_lua.OVERLAP) and options.comm_blocks or nil
+      if variant == ops_lua.OVERLAP and options.overlap_comm_blocks > 0 then comm_blocks = options.overlap_comm_blocks end
+      ctx.ops[name](out, t.a, t.b, { variant = variant, comm_blocks = comm_blocks })
     end
     -- Each variant once, whichever columns name it.
     local ms = {}
