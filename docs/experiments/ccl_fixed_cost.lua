@@ -5,15 +5,7 @@
 -- With ncu (one rank: a replayed kernel cannot meet its peers): `ncu --metrics gpu__time_duration.sum
 -- -k regex:ccl iris-lua docs/experiments/ccl_fixed_cost.lua 4096 20`.
 local ffi = require "ffi"
-ffi.cdef [[
-typedef struct { long tv_sec; long tv_nsec; } iris_experiment_timespec;
-int clock_gettime(int clock, iris_experiment_timespec* t);
-]]
-local now_t = ffi.new("iris_experiment_timespec")
-local function now_us()
-  ffi.C.clock_gettime(1, now_t) -- CLOCK_MONOTONIC
-  return tonumber(now_t.tv_sec) * 1e6 + tonumber(now_t.tv_nsec) * 1e-3
-end
+local function now_us() return ffi.C.iris_wall_time() * 1e6 end -- (a steady clock)
 
 local ctx = iris.init {}
 local bytes = tonumber(arg[1] or 4096)

@@ -4,15 +4,7 @@
 -- driver call), and the kernel straight through the driver. Host clock, no waiting inside the loop.
 --   iris-lua [-jv=FILE] docs/experiments/ccl_host_cost.lua [bytes, default 4096] [calls, default 20000]
 local ffi = require "ffi"
-ffi.cdef [[
-typedef struct { long tv_sec; long tv_nsec; } iris_host_cost_timespec;
-int clock_gettime(int clock, iris_host_cost_timespec* t);
-]]
-local t = ffi.new("iris_host_cost_timespec")
-local function now_us()
-  ffi.C.clock_gettime(1, t)
-  return tonumber(t.tv_sec) * 1e6 + tonumber(t.tv_nsec) * 1e-3
-end
+local function now_us() return ffi.C.iris_wall_time() * 1e6 end -- (a steady clock)
 
 local ctx = iris.init {}
 local bytes = tonumber(arg[1] or 4096)

@@ -6,15 +6,7 @@
 --   an empty kernel of one parameter, the same grid and block, through k:launch and raw.
 --   iris-lua docs/experiments/launch_path.lua [launches, default 20000]
 local ffi = require "ffi"
-ffi.cdef [[
-typedef struct { long tv_sec; long tv_nsec; } iris_launch_path_timespec;
-int clock_gettime(int clock, iris_launch_path_timespec* t);
-]]
-local t = ffi.new("iris_launch_path_timespec")
-local function now_us()
-  ffi.C.clock_gettime(1, t)
-  return tonumber(t.tv_sec) * 1e6 + tonumber(t.tv_nsec) * 1e-3
-end
+local function now_us() return ffi.C.iris_wall_time() * 1e6 end -- (a steady clock)
 
 local ctx = iris.init {}
 local launches = tonumber(arg[1] or 20000)

@@ -50,6 +50,12 @@ int kind_code(programs::ParamKind kind) {
   return -1;  // never handed out: Program::kernel refuses such kernels
 }
 
+// The stream iris_stream_select and iris_stream_wait name: 0 (the main one) or 1 (the second).
+int stream_index(int which) {
+  if (which != 0 && which != 1) throw Error(Errc::invalid_argument, format("stream %d: 0 (main) or 1 (second)", which));
+  return which;
+}
+
 }  // namespace
 
 extern "C" {
@@ -203,17 +209,11 @@ int iris_device_sharing(uint32_t* ranks) {
 }
 
 int iris_stream_select(int which) {
-  return capi::guarded([&] {
-    if (which != 0 && which != 1) throw Error(Errc::invalid_argument, format("stream %d: 0 (main) or 1 (second)", which));
-    session::current().backend->select_stream(which);
-  });
+  return capi::guarded([&] { session::current().backend->select_stream(stream_index(which)); });
 }
 
 int iris_stream_wait(int waiter) {
-  return capi::guarded([&] {
-    if (waiter != 0 && waiter != 1) throw Error(Errc::invalid_argument, format("stream %d: 0 (main) or 1 (second)", waiter));
-    session::current().backend->stream_wait(waiter);
-  });
+  return capi::guarded([&] { session::current().backend->stream_wait(stream_index(waiter)); });
 }
 
 int iris_device_barrier(void) {

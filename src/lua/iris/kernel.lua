@@ -217,8 +217,8 @@ local function bad_iterations(kernel, iterations)
     kernel.name, describe(iterations))
 end
 
--- Builds `launch(self, cfg, ...)` and `time_raw_launches(self, cfg, iterations, ...)` for `kernel`:
--- both check the arguments and fill the same argument slots.
+-- Builds `launch(self, cfg, ...)`, `launch_list(self, cfg, args)` and `time_raw_launches(self, cfg,
+-- iterations, ...)` for `kernel`: all check the arguments and fill the same argument slots.
 local function generate(kernel)
   local n = #kernel.params
   local slots, names, checks = {}, {}, {}
@@ -242,30 +242,28 @@ local function generate(kernel)
     -- false, not nil: a nil argument (a misspelled `ctx`) must reach the check at the first launch too.
     if p.kind == PARAM_CONTEXT then source[#source + 1] = ("local last_ctx%d = false"):format(i) end
   end
-  local prologue = ("  local count = select('#', ...)\n  if count ~= %d then bad_count(kernel, count) end\n%s%s" ..
-    "  local shared = read_config(kernel, cfg, dims)\n"):format(n,
-    n > 0 and ("  local %s = ...\n"):format(table.concat(names, ", ")) or "", table.concat(checks))
-  -- While a trace is on, the launch's span names this line; while ctx:capture(fn) runs, the graph
-  -- learns the launch's tensors (one table read each while off).
-  source[#source + 1] = "local function launch(self, cfg, ...)\n" .. prologue ..
-    "  if tracing.on then note_origin() end\n" ..
-    "  if capturing.on then note_launch(kernel, ...) end\n" ..
+  -- The arguments bound to a1..an from `values` (`count` of them, which must be n), each checked and
+  -- stored in its slot, then cfg read.
+  local function bind(count, values)
+    return ("  local count = %s\n  if count ~= %d then bad_count(kernel, count) end\n%s%s" ..
+      "  local shared = read_config(kernel, cfg, dims)\n"):format(count, n,
+      n > 0 and ("  local %s = %s\n"):format(table.concat(names, ", "), values) or "", table.concat(checks))
+  end
+  local prologue = bind("select('#', ...)", "...")
+  -- The launch once the arguments are bound. While a trace is on, the launch's span names this line;
+  -- while ctx:capture(fn) runs, the graph learns the launch's tensors (one table read each while off).
+  local issue = "  if tracing.on then note_origin() end\n" ..
+    ("  if capturing.on then note_launch(kernel%s) end\n"):format(n > 0 and ", " .. table.concat(names, ", ") or "") ..
     "  local status = C.iris_kernel_launch(handle, dims, shared, argv)\n" ..
     "  if status ~= 0 then errors.check(status) end\nend"
+  source[#source + 1] = "local function launch(self, cfg, ...)\n" .. prologue .. issue
   -- launch_list(self, cfg, args): the same launch with the arguments in a table (iris's own callers,
   -- src/lua/iris/ccl.lua, keep them in one). k:launch(cfg, unpack(args)) cost 1.5 to 1.7 us more per
   -- launch than the arguments written out (one H200, docs/experiments/launch_path.lua): LuaJIT leaves
   -- an unpack() into varargs uncompiled, and with it the whole launch.
   local listed = {}
   for i = 1, n do listed[i] = ("args[%d]"):format(i) end
-  source[#source + 1] = "local function launch_list(self, cfg, args)\n" ..
-    ("  local count = #args\n  if count ~= %d then bad_count(kernel, count) end\n"):format(n) ..
-    (n > 0 and ("  local %s = %s\n"):format(table.concat(names, ", "), table.concat(listed, ", ")) or "") ..
-    table.concat(checks) .. "  local shared = read_config(kernel, cfg, dims)\n" ..
-    "  if tracing.on then note_origin() end\n" ..
-    ("  if capturing.on then note_launch(kernel%s) end\n"):format(n > 0 and ", " .. table.concat(names, ", ") or "") ..
-    "  local status = C.iris_kernel_launch(handle, dims, shared, argv)\n" ..
-    "  if status ~= 0 then errors.check(status) end\nend"
+  source[#source + 1] = "local function launch_list(self, cfg, args)\n" .. bind("#args", table.concat(listed, ", ")) .. issue
   source[#source + 1] = "local function time_raw_launches(self, cfg, iterations, ...)\n" ..
     "  if capturing.on then refuse(kernel.name .. ':time_raw_launches()') end\n" ..
     "  if type(iterations) ~= 'number' or iterations % 1 ~= 0 or iterations < 1 then bad_iterations(kernel, iterations) end\n" ..

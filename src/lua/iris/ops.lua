@@ -432,6 +432,13 @@ function M.new(ctx)
       chunks[1][2], along, vendor() == true and "cuBLAS" or ("ctx.ops.matmul (" .. vendor() .. ")"))
   end
 
+  -- The operands of chunk c of a product a b cut along dim 1's columns (dim 1: b's columns c) or along
+  -- rows (dim 2: a's rows c).
+  local function chunk_operands(a, b, dim, c)
+    if dim == 1 then return a, b:narrow(2, c[1], c[2]) end
+    return a:narrow(1, c[1], c[2]), b
+  end
+
   -- ctx.ccl's options for a chunk's collective: dim, and the grid when comm_blocks names one.
   local function ccl_options(o, dim)
     if o.comm_blocks then return { dim = dim, blocks = o.comm_blocks } end
@@ -511,13 +518,9 @@ function M.new(ctx)
       local opts = ccl_options(o, dim)
       overlapped(chunks, false, function(c)
         c.all = out:narrow(3 - dim, c[1], c[2])
-        if dim == 1 then
-          c.mine = c.all:narrow(1, me * m + 1, m)
-          chunk_gemm(what, c.mine, a, b:narrow(2, c[1], c[2]), dt, o.blocks)
-        else
-          c.mine = c.all:narrow(2, me * n + 1, n)
-          chunk_gemm(what, c.mine, a:narrow(1, c[1], c[2]), b, dt, o.blocks)
-        end
+        c.mine = dim == 1 and c.all:narrow(1, me * m + 1, m) or c.all:narrow(2, me * n + 1, n)
+        local ca, cb = chunk_operands(a, b, dim, c)
+        chunk_gemm(what, c.mine, ca, cb, dt, o.blocks)
       end, function(c) ctx.ccl.all_gather(c.all, c.mine, opts) end)
       return out
     end
@@ -608,11 +611,8 @@ function M.new(ctx)
       local opts = ccl_options(o, dim)
       overlapped(chunks, false, function(c)
         c.partial, c.out = partial:narrow(3 - dim, c[1], c[2]), out:narrow(3 - dim, c[1], c[2])
-        if dim == 1 then
-          chunk_gemm(what, c.partial, a, b:narrow(2, c[1], c[2]), dt, o.blocks)
-        else
-          chunk_gemm(what, c.partial, a:narrow(1, c[1], c[2]), b, dt, o.blocks)
-        end
+        local ca, cb = chunk_operands(a, b, dim, c)
+        chunk_gemm(what, c.partial, ca, cb, dt, o.blocks)
       end, function(c) ctx.ccl.reduce_scatter(c.out, c.partial, opts) end)
       return out
     end
