@@ -49,6 +49,15 @@ void remote_put(const void* from, const RemoteAddress& to, uint64_t bytes) {
   session::current().proxy->put(to.rank, to.offset, from, bytes);
 }
 
+// The proxy, for a measurement of the transport with `peer`, which must be a rank of another node.
+session::Proxy& proxy_with(int peer, const char* what) {
+  session::Session& s = session::current();
+  if (!s.proxy || peer < 0 || peer >= s.comm.size() || s.nodes.same_node(peer, s.comm.rank())) {
+    throw Error(Errc::invalid_argument, format("%s runs with a rank of another node; rank %d is not one", what, peer));
+  }
+  return *s.proxy;
+}
+
 }  // namespace
 
 extern "C" {
@@ -111,14 +120,18 @@ int iris_local_rank_of(int rank) {
 int iris_nodes(void) { return session::initialized() ? session::current().nodes.nodes() : 1; }
 
 int iris_transport_ping_pong(int peer, int rounds, double* seconds) {
-  return capi::guarded([&] {
-    session::Session& s = session::current();
-    if (!s.proxy || peer < 0 || peer >= s.comm.size() || s.nodes.same_node(peer, s.comm.rank())) {
-      throw Error(Errc::invalid_argument, format("an MPI ping-pong runs with a rank of another node; rank %d is not one",
-                                                 peer));
-    }
-    *seconds = s.proxy->ping_pong(peer, rounds);
-  });
+  return capi::guarded([&] { *seconds = proxy_with(peer, "an MPI ping-pong").ping_pong(peer, rounds); });
+}
+
+int iris_transport_bulk_send(int peer, uint64_t bytes, int rounds, int sender, double* seconds) {
+  return capi::guarded(
+      [&] { *seconds = proxy_with(peer, "an MPI bulk send").bulk_send(peer, bytes, rounds, sender != 0); });
+}
+
+const char* iris_transport_name(void) {
+  static std::string name;
+  name = session::initialized() && session::current().proxy ? session::current().proxy->transport() : "";
+  return name.c_str();
 }
 
 int iris_host_addressable(void) { return session::initialized() && session_backend().host_addressable() ? 1 : 0; }

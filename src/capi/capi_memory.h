@@ -40,6 +40,13 @@ int iris_nodes(void);
 /* Collective between this rank and `peer`, on another node: `rounds` MPI ping-pongs of 8 bytes over the
    transport; *seconds = the median round trip. */
 int iris_transport_ping_pong(int peer, int rounds, double* seconds);
+/* Collective between this rank and `peer`, on another node: `rounds` blocking MPI sends of `bytes` from
+   host memory to the peer's host memory (sender != 0 on the rank that sends), each answered by 8 bytes;
+   *seconds = the sender's median: what the messages transport itself moves, host to host. */
+int iris_transport_bulk_send(int peer, uint64_t bytes, int rounds, int sender, double* seconds);
+/* How this rank reaches other nodes ("MPI one-sided, osc rdma", "MPI messages to the target's proxy,
+   staged through host memory"); "" in a job on one node. */
+const char* iris_transport_name(void);
 /* 1 when the host may dereference device addresses itself (cpu backend). */
 int iris_host_addressable(void);
 

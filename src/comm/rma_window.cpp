@@ -3,7 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
-#include <list>
+#include <vector>
 
 #include "comm/comm.hpp"
 #include "comm/mpi_support.hpp"
@@ -15,11 +15,6 @@ struct RmaWindow::Mpi {
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Win win = MPI_WIN_NULL;
   bool locked = false;
-  struct Send {
-    std::vector<char> data;
-    MPI_Request request = MPI_REQUEST_NULL;
-  };
-  std::list<Send> sends;  // in flight: their buffers stay put until MPI is done with them
   std::vector<char> pending;  // by rank: operations issued to it since the last flush_all()
   std::vector<int> pending_ranks;  // those ranks, each once
 };
@@ -96,7 +91,6 @@ std::unique_ptr<RmaWindow> RmaWindow::create(Comm& comm, void* base, size_t byte
 
 RmaWindow::~RmaWindow() {
   if (!m_) return;
-  for (auto& send : m_->sends) MPI_Wait(&send.request, MPI_STATUS_IGNORE);
   if (m_->locked) MPI_Win_unlock_all(m_->win);
   if (m_->win != MPI_WIN_NULL) MPI_Win_free(&m_->win);
   if (m_->comm != MPI_COMM_NULL) MPI_Comm_free(&m_->comm);
@@ -164,29 +158,6 @@ void RmaWindow::flush_all() {
 void RmaWindow::progress() {
   int flag = 0;
   MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m_->comm, &flag, MPI_STATUS_IGNORE);
-  for (auto it = m_->sends.begin(); it != m_->sends.end();) {
-    int done = 0;
-    MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
-    it = done ? m_->sends.erase(it) : std::next(it);
-  }
-}
-
-void RmaWindow::send(int target, int tag, const void* data, size_t bytes) {
-  Mpi::Send& send = m_->sends.emplace_back();
-  send.data.assign(static_cast<const char*>(data), static_cast<const char*>(data) + bytes);
-  check_mpi(MPI_Isend(send.data.data(), static_cast<int>(bytes), MPI_BYTE, target, tag, m_->comm, &send.request),
-            "MPI_Isend");
-}
-
-bool RmaWindow::receive(int tag, int* source, void* data, size_t bytes) {
-  int flag = 0;
-  MPI_Status status;
-  check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, tag, m_->comm, &flag, &status), "MPI_Iprobe");
-  if (!flag) return false;
-  check_mpi(MPI_Recv(data, static_cast<int>(bytes), MPI_BYTE, status.MPI_SOURCE, tag, m_->comm, MPI_STATUS_IGNORE),
-            "MPI_Recv");
-  *source = status.MPI_SOURCE;
-  return true;
 }
 
 }  // namespace iris::comm

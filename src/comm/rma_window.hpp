@@ -12,7 +12,6 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <vector>
 
 namespace iris::comm {
 
@@ -49,14 +48,8 @@ class RmaWindow {
   // of the target completes it (docs/decisions.md, docs/multinode.md).
   void flush_all();
   // Gives MPI a chance to progress operations that target this rank (needed by components that emulate
-  // one-sided operations with messages; a no-op cost elsewhere), and completes finished sends.
+  // one-sided operations with messages; a no-op cost elsewhere).
   void progress();
-
-  // Two-sided messages between the ranks' proxies, on the window's own communicator (the caller's
-  // tags). send() copies `data` and returns at once; receive() takes a waiting message of `tag` whose
-  // size is `bytes`, if there is one.
-  void send(int target, int tag, const void* data, size_t bytes);
-  bool receive(int tag, int* source, void* data, size_t bytes);
 
   // What serves the window ("osc ucx", "osc rdma"): MPI's info where it says, else "".
   const std::string& component() const { return component_; }

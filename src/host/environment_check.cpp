@@ -12,6 +12,7 @@
 #include "runtime/backend.hpp"
 #include "runtime/cpu/cpu_execution.hpp"
 #include "runtime/gpu/device_sharing.hpp"
+#include "session/proxy.hpp"
 
 extern char** environ;
 
@@ -75,6 +76,7 @@ void read(env::Var var) {
     case env::Var::trace_events: env::trace_events(0); break;
     case env::Var::cache_max: env::bytes(var, 0); break;
     case env::Var::node_size: env::whole_number(var, 1, 1u << 20, 0, "a whole number of ranks"); break;
+    case env::Var::node_transport: session::node_transport_from_environment(); break;
     case env::Var::cxx:           // any command
     case env::Var::lua_init:      // any chunk
     case env::Var::lua_init_5_1:  // any chunk

@@ -2,6 +2,8 @@
 // cpu/, cuda/ and hip/, listed in backend_registry.cpp.
 #include "runtime/backend.hpp"
 
+#include <cstring>
+
 #include "core/error.hpp"
 
 namespace iris::runtime {
@@ -20,6 +22,13 @@ void Backend::encode_tensor_map(const TensorMapSpec&, void*) const {
                      "or H200 (compute capability 9.0); the %s backend has no TMA: use iris::gemm's tile "
                      "(gemm::multiply) there",
                      name()));
+}
+
+void Backend::proxy_copy(void* dst, const void* src, size_t bytes) {
+  if (!host_addressable()) {
+    throw Error(Errc::internal, format("the %s backend cannot copy for the host proxy", name()));
+  }
+  std::memmove(dst, src, bytes);
 }
 
 }  // namespace iris::runtime

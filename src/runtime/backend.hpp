@@ -138,6 +138,11 @@ class Backend {
   virtual void fill(void* device, const void* pattern, size_t pattern_bytes, size_t count) = 0;
   // True when the host may dereference device pointers itself (cpu backend), after synchronize().
   virtual bool host_addressable() const = 0;
+  // For the host proxy of a job over several nodes (session/proxy.hpp), from its own thread: copies
+  // between any two of this rank's device memory and host memory, NOT ordered with launched work (a
+  // kernel in flight may be waiting for exactly this copy), complete on return. GPUs: a stream of its
+  // own; the cpu backend (host-addressable): memcpy.
+  virtual void proxy_copy(void* dst, const void* src, size_t bytes);
 
   // Waits for all launched work; throws Error(device_fault) naming the kernels that were in flight.
   virtual void synchronize() = 0;

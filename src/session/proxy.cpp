@@ -6,8 +6,12 @@
 #include <vector>
 
 #include "comm/comm.hpp"
+#include "comm/hang_report.hpp"
+#include "comm/message_channel.hpp"
 #include "comm/rma_window.hpp"
+#include "core/env.hpp"
 #include "core/error.hpp"
+#include "core/interrupt.hpp"
 #include "core/log.hpp"
 #include "heap/element_types.hpp"
 #include "iris/impl/abi.h"
@@ -52,19 +56,37 @@ RmaWindow::Op atomic_op(uint32_t atomic) {
 
 }  // namespace
 
-Proxy::Proxy(comm::Comm& comm, runtime::Backend& backend, void* heap, size_t heap_bytes)
-    : comm_(comm), backend_(backend), heap_(heap), heap_bytes_(heap_bytes) {
+const char* node_transport_name(NodeTransport transport) {
+  return transport == NodeTransport::messages ? "messages" : "one_sided";
+}
+
+std::optional<NodeTransport> node_transport_from_environment() {
+  const std::optional<std::string> word = env::get(env::Var::node_transport);
+  if (!word || word->empty() || *word == "auto") return std::nullopt;
+  if (*word == "one_sided") return NodeTransport::one_sided;
+  if (*word == "messages") return NodeTransport::messages;
+  throw Error(Errc::environment, format("IRIS_NODE_TRANSPORT must be auto, one_sided or messages, got '%s'",
+                                        word->c_str()));
+}
+
+Proxy::Proxy(comm::Comm& comm, runtime::Backend& backend, void* heap, size_t heap_bytes, NodeTransport transport)
+    : comm_(comm), backend_(backend), heap_(heap), heap_bytes_(heap_bytes), kind_(transport) {
   if (!comm.threads_may_call_mpi()) {
     throw Error(Errc::environment,
                 "ranks on several nodes need the host proxy, a thread that calls MPI beside the main thread, but MPI "
                 "gave only " + comm.thread_level_name() + " (not MPI_THREAD_MULTIPLE): use an MPI library built with "
                 "thread support (Open MPI's is) and let iris-lua initialize MPI");
   }
-  window_ = RmaWindow::create(comm, heap, heap_bytes);
-  // Where the host can apply atomics to its own heap (the cpu backend), the target's proxy applies the
-  // atomics other nodes send: MPI's accumulates are atomic only among themselves, not with the device's
-  // own atomics on the same word (docs/decisions.md).
-  target_applies_atomics_ = backend.host_addressable();
+  channel_ = std::make_unique<comm::MessageChannel>(comm);
+  if (kind_ == NodeTransport::one_sided) {
+    window_ = RmaWindow::create(comm, heap, heap_bytes);
+    // Where the host can apply atomics to its own heap (the cpu backend), the target's proxy applies the
+    // atomics other nodes send: MPI's accumulates are atomic only among themselves, not with the device's
+    // own atomics on the same word (docs/decisions.md).
+    target_applies_atomics_ = backend.host_addressable();
+  } else {
+    target_applies_atomics_ = true;  // the target's proxy applies every request
+  }
   ring_buffer_ = backend.allocate_mapped_host(sizeof(abi::ProxyRing));
   ring_ = static_cast<abi::ProxyRing*>(ring_buffer_.host);
   std::memset(static_cast<void*>(ring_), 0, sizeof(abi::ProxyRing));
@@ -76,12 +98,14 @@ Proxy::~Proxy() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
   window_.reset();
+  channel_.reset();
   if (ring_buffer_.host != nullptr) backend_.free_mapped_host(ring_buffer_);
 }
 
 abi::ProxyRing* Proxy::device_ring() const { return static_cast<abi::ProxyRing*>(ring_buffer_.device); }
 
 std::string Proxy::transport() const {
+  if (kind_ == NodeTransport::messages) return "MPI messages to the target's proxy, staged through host memory";
   return window_->component().empty() ? "MPI one-sided" : "MPI one-sided, " + window_->component();
 }
 
@@ -96,6 +120,7 @@ void Proxy::check_range(int rank, uint64_t offset, size_t bytes) const {
 void Proxy::put(int rank, uint64_t offset, const void* local, size_t bytes) {
   check_range(rank, offset, bytes);
   std::lock_guard<std::mutex> lock(transport_);
+  if (kind_ == NodeTransport::messages) return transfer_by_messages(IRIS_PROXY_PUT, rank, offset, const_cast<void*>(local), bytes);
   window_->put(local, bytes, rank, offset);
   window_->flush_all();
 }
@@ -103,26 +128,39 @@ void Proxy::put(int rank, uint64_t offset, const void* local, size_t bytes) {
 void Proxy::get(int rank, uint64_t offset, void* local, size_t bytes) {
   check_range(rank, offset, bytes);
   std::lock_guard<std::mutex> lock(transport_);
+  if (kind_ == NodeTransport::messages) return transfer_by_messages(IRIS_PROXY_GET, rank, offset, local, bytes);
   window_->get(local, bytes, rank, offset);
   window_->flush_all();
 }
 
 namespace {
 
-constexpr int kTagAtomic = 1;
+// The messages between the proxies (comm/message_channel.hpp), by tag.
+constexpr int kTagRequest = 1;  // a request the target's proxy applies to its own heap, and its answer
 constexpr int kTagReply = 2;
+constexpr int kTagPing = 3;     // ping_pong
+constexpr int kTagBulk = 4;     // bulk_send and its answer
+constexpr int kTagBulkAck = 5;
 
-// An atomic the target's own proxy applies (Proxy::target_applies_atomics_), and its answer.
-struct AtomicMessage {
-  uint64_t id;  // the origin's ticket
-  uint64_t offset;
-  uint64_t value[2];
-  uint32_t type, atomic;
+// A request: this header, then the bytes of a store or a put. The messages transport sends every
+// request this way; one_sided sends atomics so where the target's proxy applies them.
+struct RequestHeader {
+  uint64_t id;      // the origin's request id (Proxy::outstanding_)
+  uint64_t offset;  // in the target's heap
+  uint64_t bytes;   // stored or put (they follow), or loaded or got (they come back)
+  uint64_t value[2];  // an atomic's operands
+  uint32_t op, type, atomic, reserved;
 };
-struct AtomicReply {
+// Its answer: this header, then the bytes of a load or a get.
+struct ReplyHeader {
   uint64_t id;
-  uint64_t old;
+  uint64_t old;  // an atomic's old value
+  uint32_t status, reserved;
 };
+
+// A block copy goes in requests of at most this many bytes, so that the target copies one piece into
+// its heap while the next travels.
+constexpr uint64_t kMessagePiece = uint64_t(4) << 20;
 
 template <class T>
 T bits_as(uint64_t bits) {
@@ -239,7 +277,6 @@ size_t atomic_bytes(uint32_t type) {
 }  // namespace
 
 double Proxy::ping_pong(int peer, int rounds) {
-  constexpr int kTagPing = 3;
   const bool first = comm_.rank() < peer;
   std::vector<double> trips;
   uint64_t token = 0;
@@ -249,11 +286,11 @@ double Proxy::ping_pong(int peer, int rounds) {
       {
         std::lock_guard<std::mutex> lock(transport_);
         if (send) {
-          window_->send(peer, kTagPing, &token, sizeof token);
+          channel_->send(peer, kTagPing, &token, sizeof token);
           return;
         }
         int source = 0;
-        if (window_->receive(kTagPing, &source, &token, sizeof token)) return;
+        if (channel_->receive(kTagPing, &source, &token, sizeof token)) return;
       }
       if (std::chrono::steady_clock::now() - started > std::chrono::seconds(30)) {
         throw Error(Errc::environment, format("MPI ping-pong: rank %d did not answer in 30 s", peer));
@@ -273,6 +310,26 @@ double Proxy::ping_pong(int peer, int rounds) {
   }
   std::sort(trips.begin(), trips.end());
   return trips.empty() ? 0.0 : trips[trips.size() / 2];
+}
+
+double Proxy::bulk_send(int peer, size_t bytes, int rounds, bool sender) {
+  std::vector<char> buffer(bytes, 1);
+  uint64_t ack = 0;
+  std::vector<double> times;
+  std::lock_guard<std::mutex> lock(transport_);
+  for (int i = 0; i < rounds; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (sender) {
+      channel_->send_blocking(peer, kTagBulk, buffer.data(), bytes);
+      channel_->receive_blocking(peer, kTagBulkAck, &ack, sizeof ack);
+    } else {
+      channel_->receive_blocking(peer, kTagBulk, buffer.data(), bytes);
+      channel_->send_blocking(peer, kTagBulkAck, &ack, sizeof ack);
+    }
+    times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  return times.empty() ? 0.0 : times[times.size() / 2];
 }
 
 // Atomics on 2-byte floats through the transport: MPI has no such type, so a compare-and-swap loop on
@@ -364,10 +421,9 @@ void Proxy::serve(const std::vector<uint64_t>& batch) {
     } else if (slot.op == IRIS_PROXY_GET) {
       window_->get(local, slot.bytes, slot.rank, slot.offset);
     } else if (target_applies_atomics_) {
-      const AtomicMessage message{batch[i], slot.offset, {slot.value[0], slot.value[1]}, slot.type, slot.atomic};
-      window_->send(slot.rank, kTagAtomic, &message, sizeof message);
+      request(slot.rank, IRIS_PROXY_ATOMIC, slot.offset, 0, nullptr, Outstanding{batch[i]}, slot.value, slot.type,
+              slot.atomic);
       done[i] = 0;  // complete when the answer comes
-      ++awaiting_replies_;
     } else {
       transport_atomic(slot);
     }
@@ -387,26 +443,237 @@ void Proxy::serve(const std::vector<uint64_t>& batch) {
   }
 }
 
-// Atomics other ranks' proxies sent to this rank's heap, and the answers to this rank's own.
+// The messages transport, at the origin: each request goes to its target's proxy, and completes when
+// the answer comes (take_answer). Loads and stores of consecutive addresses of one rank travel as one
+// request, as with one_sided; a block copy as pieces of kMessagePiece.
+void Proxy::serve_by_messages(const std::vector<uint64_t>& batch) {
+  for (size_t i = 0; i < batch.size();) {
+    abi::ProxySlot& slot = ring_->slots[batch[i] % IRIS_PROXY_RING_SLOTS];
+    if (outside(slot)) {
+      finish_slot(batch[i], IRIS_PROXY_STATUS_OUTSIDE);
+      ++i;
+      continue;
+    }
+    if (slot.op == IRIS_PROXY_LOAD || slot.op == IRIS_PROXY_STORE) {
+      size_t j = i + 1;
+      uint64_t end = slot.offset + slot.bytes;
+      staging_.resize(batch.size() * 16);
+      std::memcpy(staging_.data(), slot.value, slot.bytes);
+      while (j < batch.size()) {
+        const abi::ProxySlot& next = ring_->slots[batch[j] % IRIS_PROXY_RING_SLOTS];
+        if (next.op != slot.op || next.rank != slot.rank || next.offset != end || outside(next)) break;
+        std::memcpy(staging_.data() + (end - slot.offset), next.value, next.bytes);
+        end += next.bytes;
+        ++j;
+      }
+      Outstanding run;
+      run.ticket = batch[i];
+      run.slots = static_cast<uint32_t>(j - i);
+      request(slot.rank, slot.op, slot.offset, end - slot.offset, staging_.data(), run);
+      i = j;
+      continue;
+    }
+    if (slot.op == IRIS_PROXY_PUT || slot.op == IRIS_PROXY_GET) {
+      char* local = reinterpret_cast<char*>(static_cast<uintptr_t>(slot.local));
+      if (slot.bytes == 0) {
+        finish_slot(batch[i], IRIS_PROXY_STATUS_OK);
+      } else {
+        pieces_left_[batch[i]] = (slot.bytes + kMessagePiece - 1) / kMessagePiece;
+        for (uint64_t done = 0; done < slot.bytes; done += kMessagePiece) {
+          Outstanding piece;
+          piece.ticket = batch[i];
+          if (slot.op == IRIS_PROXY_GET) piece.into = local + done;
+          request(slot.rank, slot.op, slot.offset + done, std::min(kMessagePiece, slot.bytes - done), local + done, piece);
+        }
+      }
+    } else {
+      request(slot.rank, IRIS_PROXY_ATOMIC, slot.offset, 0, nullptr, Outstanding{batch[i]}, slot.value, slot.type,
+              slot.atomic);
+    }
+    ++i;
+  }
+}
+
+// Sends one request to `rank`'s proxy; `waiting` says what its answer completes. A store's or put's
+// bytes travel with it: `payload` may be device memory (a put_block's source), which the backend copies.
+void Proxy::request(int rank, uint32_t op, uint64_t offset, uint64_t bytes, const void* payload,
+                    const Outstanding& waiting, const uint64_t* value, uint32_t type, uint32_t atomic) {
+  const bool carries = op == IRIS_PROXY_STORE || op == IRIS_PROXY_PUT;
+  std::vector<char> message(sizeof(RequestHeader) + (carries ? bytes : 0));
+  const RequestHeader header{next_request_, offset, bytes, {value ? value[0] : 0, value ? value[1] : 0},
+                             op, type, atomic, 0};
+  std::memcpy(message.data(), &header, sizeof header);
+  if (op == IRIS_PROXY_PUT) {
+    backend_.proxy_copy(message.data() + sizeof header, payload, bytes);
+  } else if (carries) {
+    std::memcpy(message.data() + sizeof header, payload, bytes);  // a store's bytes, gathered from the slots
+  }
+  outstanding_.emplace(next_request_++, waiting);
+  ++awaiting_replies_;
+  channel_->send(rank, kTagRequest, std::move(message));
+}
+
+// At the target: applies another proxy's request to this rank's own heap and answers it.
+void Proxy::answer(int source, const std::vector<char>& message) {
+  RequestHeader h{};
+  std::memcpy(&h, message.data(), std::min(sizeof h, message.size()));
+  ReplyHeader reply{h.id, 0, IRIS_PROXY_STATUS_OK, 0};
+  std::vector<char> answer(sizeof reply);
+  const bool carries = h.op == IRIS_PROXY_STORE || h.op == IRIS_PROXY_PUT;
+  const uint64_t bytes = h.op == IRIS_PROXY_ATOMIC ? atomic_bytes(h.type) : h.bytes;
+  if (message.size() < sizeof h || h.offset > heap_bytes_ || bytes > heap_bytes_ - h.offset ||
+      (carries && message.size() != sizeof h + h.bytes)) {
+    reply.status = IRIS_PROXY_STATUS_OUTSIDE;
+  } else {
+    char* at = static_cast<char*>(heap_) + h.offset;
+    try {
+      if (carries) {
+        backend_.proxy_copy(at, message.data() + sizeof h, h.bytes);
+      } else if (h.op == IRIS_PROXY_LOAD || h.op == IRIS_PROXY_GET) {
+        answer.resize(sizeof reply + h.bytes);
+        backend_.proxy_copy(answer.data() + sizeof reply, at, h.bytes);
+      } else {
+        reply.old = atomic_here(h.offset, h.type, h.atomic, h.value[0], h.value[1]);
+      }
+    } catch (const std::exception& e) {
+      log::write(log::Level::error, format("rank %d's request at heap offset %llu failed here: %s", source,
+                                           static_cast<unsigned long long>(h.offset), e.what()));
+      reply.status = IRIS_PROXY_STATUS_FAILED;
+      answer.resize(sizeof reply);
+    }
+  }
+  std::memcpy(answer.data(), &reply, sizeof reply);
+  channel_->send(source, kTagReply, std::move(answer));
+}
+
+// An atomic on this rank's own heap for another node. The cpu backend applies it with the host's
+// atomics, atomic with its kernels' own. A GPU's heap the host cannot address: the word is read,
+// changed and written back with the backend's copies, atomic with every other node's atomics on it
+// (this proxy applies them all, one at a time) but not with this GPU's own (the rule of the one_sided
+// transport's GPU atomics, and NVSHMEM's over InfiniBand: docs/multinode.md).
+uint64_t Proxy::atomic_here(uint64_t offset, uint32_t type, uint32_t atomic, uint64_t value, uint64_t compare) {
+  void* at = static_cast<char*>(heap_) + offset;
+  if (backend_.host_addressable()) return apply_atomic(at, type, atomic, value, compare);
+  uint64_t word = 0;
+  const size_t bytes = atomic_bytes(type);
+  backend_.proxy_copy(&word, at, bytes);
+  const uint64_t old = apply_atomic(&word, type, atomic, value, compare);
+  backend_.proxy_copy(at, &word, bytes);
+  return old;
+}
+
+void Proxy::finish_slot(uint64_t ticket, uint32_t status) {
+  abi::ProxySlot& slot = ring_->slots[ticket % IRIS_PROXY_RING_SLOTS];
+  if (status != IRIS_PROXY_STATUS_OK) slot.status = status;
+  store_release(&slot.seq, ticket + 2);
+}
+
+// At the origin: the answer to one of this proxy's requests completes what waited for it.
+void Proxy::take_answer(const std::vector<char>& message) {
+  ReplyHeader reply{};
+  std::memcpy(&reply, message.data(), std::min(sizeof reply, message.size()));
+  const auto it = outstanding_.find(reply.id);
+  if (message.size() < sizeof reply || it == outstanding_.end()) return;  // a request given up (transfer_by_messages)
+  const Outstanding waiting = it->second;
+  outstanding_.erase(it);
+  --awaiting_replies_;
+  const char* data = message.data() + sizeof reply;
+  const size_t bytes = message.size() - sizeof reply;
+  if (waiting.host_left != nullptr) {
+    if (reply.status != IRIS_PROXY_STATUS_OK) *waiting.host_status = reply.status;
+    if (waiting.into != nullptr && reply.status == IRIS_PROXY_STATUS_OK) backend_.proxy_copy(waiting.into, data, bytes);
+    --*waiting.host_left;
+    return;
+  }
+  abi::ProxySlot& slot = ring_->slots[waiting.ticket % IRIS_PROXY_RING_SLOTS];
+  switch (slot.op) {
+    case IRIS_PROXY_ATOMIC:
+      slot.value[0] = reply.old;
+      return finish_slot(waiting.ticket, reply.status);
+    case IRIS_PROXY_PUT:
+    case IRIS_PROXY_GET: {
+      if (reply.status != IRIS_PROXY_STATUS_OK) slot.status = reply.status;
+      if (waiting.into != nullptr && reply.status == IRIS_PROXY_STATUS_OK) backend_.proxy_copy(waiting.into, data, bytes);
+      const auto left = pieces_left_.find(waiting.ticket);
+      if (left != pieces_left_.end() && --left->second > 0) return;
+      if (left != pieces_left_.end()) pieces_left_.erase(left);
+      return finish_slot(waiting.ticket, IRIS_PROXY_STATUS_OK);
+    }
+    default:  // a run of loads or stores
+      for (uint64_t t = waiting.ticket; t < waiting.ticket + waiting.slots; ++t) {
+        abi::ProxySlot& s = ring_->slots[t % IRIS_PROXY_RING_SLOTS];
+        if (s.op == IRIS_PROXY_LOAD && reply.status == IRIS_PROXY_STATUS_OK && bytes >= s.bytes) {
+          std::memcpy(s.value, data, s.bytes);
+          data += s.bytes;
+        }
+        finish_slot(t, reply.status);
+      }
+  }
+}
+
+// Requests other ranks' proxies sent to this rank's heap, and the answers to this proxy's own.
 bool Proxy::serve_messages() {
   bool served = false;
-  AtomicMessage message;
   int source = 0;
-  while (window_->receive(kTagAtomic, &source, &message, sizeof message)) {
+  while (channel_->receive(kTagRequest, &source, incoming_)) {
     served = true;
-    void* p = static_cast<char*>(heap_) + message.offset;
-    const AtomicReply reply{message.id, apply_atomic(p, message.type, message.atomic, message.value[0], message.value[1])};
-    window_->send(source, kTagReply, &reply, sizeof reply);
+    answer(source, incoming_);
   }
-  AtomicReply reply;
-  while (window_->receive(kTagReply, &source, &reply, sizeof reply)) {
+  while (channel_->receive(kTagReply, &source, incoming_)) {
     served = true;
-    --awaiting_replies_;
-    abi::ProxySlot& slot = ring_->slots[reply.id % IRIS_PROXY_RING_SLOTS];
-    slot.value[0] = reply.old;
-    store_release(&slot.seq, reply.id + 2);
+    take_answer(incoming_);
   }
   return served;
+}
+
+// A host transfer (put, get) with the messages transport, on the calling thread, which holds the
+// transport: its pieces go out, then this thread serves every message (other proxies' requests too, so
+// that two ranks copying to each other at once both finish) until its own are answered.
+void Proxy::transfer_by_messages(uint32_t op, int rank, uint64_t offset, void* local, size_t bytes) {
+  uint64_t left = 0;
+  uint32_t status = IRIS_PROXY_STATUS_OK;
+  char* at = static_cast<char*>(local);
+  struct GiveUp {  // on the way out by an error: later answers find nothing to complete
+    Proxy& proxy;
+    uint64_t* left;
+    ~GiveUp() {
+      if (*left == 0) return;
+      for (auto it = proxy.outstanding_.begin(); it != proxy.outstanding_.end();) {
+        if (it->second.host_left == left) {
+          it = proxy.outstanding_.erase(it);
+          --proxy.awaiting_replies_;
+        } else {
+          ++it;
+        }
+      }
+    }
+  } give_up{*this, &left};
+  for (uint64_t done = 0; done < bytes; done += kMessagePiece) {
+    Outstanding piece;
+    piece.slots = 0;
+    piece.host_left = &left;
+    piece.host_status = &status;
+    if (op == IRIS_PROXY_GET) piece.into = at + done;
+    ++left;
+    request(rank, op, offset + done, std::min<uint64_t>(kMessagePiece, bytes - done), at + done, piece);
+  }
+  const std::string doing = format("waiting for rank %d's host proxy (a host copy across nodes)", rank);
+  comm::hang::Wait wait(doing);
+  while (left > 0) {
+    if (serve_messages()) continue;
+    channel_->progress();
+    interrupt::check(doing.c_str());
+    wait.poll();
+    std::this_thread::yield();
+  }
+  if (status != IRIS_PROXY_STATUS_OK) {
+    throw Error(Errc::device_fault, format("a host copy of %zu bytes %s rank %d (heap offset %llu) failed at its "
+                                           "target: %s",
+                                           bytes, op == IRIS_PROXY_PUT ? "to" : "from", rank,
+                                           static_cast<unsigned long long>(offset),
+                                           status == IRIS_PROXY_STATUS_OUTSIDE ? "it lies outside the target's heap"
+                                                                               : "the target's log says why"));
+  }
 }
 
 void Proxy::run() {
@@ -424,12 +691,20 @@ void Proxy::run() {
     {
       std::lock_guard<std::mutex> lock(transport_);
       try {
-        if (!batch.empty()) serve(batch);
+        if (!batch.empty()) kind_ == NodeTransport::messages ? serve_by_messages(batch) : serve(batch);
         messages = serve_messages();
-        window_->progress();
+        if (window_) window_->progress();
+        channel_->progress();
       } catch (const std::exception& e) {
         log::write(log::Level::error, std::string("the inter-node transport failed: ") + e.what());
         for (uint64_t ticket : batch) {
+          for (auto it = outstanding_.begin(); it != outstanding_.end();) {  // no answer completes it twice
+            const bool its = it->second.host_left == nullptr && ticket >= it->second.ticket &&
+                             ticket < it->second.ticket + it->second.slots;
+            if (its) --awaiting_replies_;
+            it = its ? outstanding_.erase(it) : std::next(it);
+          }
+          pieces_left_.erase(ticket);
           ring_->slots[ticket % IRIS_PROXY_RING_SLOTS].status = IRIS_PROXY_STATUS_FAILED;
           store_release(&ring_->slots[ticket % IRIS_PROXY_RING_SLOTS].seq, ticket + 2);
         }

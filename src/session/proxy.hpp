@@ -1,13 +1,13 @@
 // The host proxy of a job over several nodes (docs/multinode.md): one thread per rank that serves what
 // this rank's device threads ask of ranks on other nodes (remote loads, stores, block transfers,
-// atomics), from a ring in host-mapped memory (abi::ProxyRing, device/iris/impl/remote.hpp), with the
-// transport (comm/rma_window.hpp: an MPI-3 window over every rank's heap). It also serves the host's
-// own transfers to those ranks (t:peer(r) of a rank on another node).
+// atomics), from a ring in host-mapped memory (abi::ProxyRing, device/iris/impl/remote.hpp), with one
+// of two transports (NodeTransport). It also serves the host's own transfers to those ranks
+// (t:peer(r) of a rank on another node).
 //
-// Completion: the proxy takes every posted request, issues each with the transport, completes them all
-// together (one flush per target rank: comm/rma_window.hpp), and only then marks them done; a device
-// thread waits for its request, so every remote operation has completed at its target when the device
-// call returns (docs/memory.md).
+// Completion: a device thread waits for its request, and the proxy marks it done only once it has
+// completed at its target (one_sided: after the flush of its target, comm/rma_window.hpp; messages:
+// when the target's proxy answers, after its copy), so every remote operation has completed at its
+// target when the device call returns (docs/memory.md).
 #pragma once
 
 #include <atomic>
@@ -15,14 +15,17 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "runtime/backend.hpp"
 
 namespace iris::comm {
 class Comm;
+class MessageChannel;
 class RmaWindow;
 }  // namespace iris::comm
 namespace iris::abi {
@@ -32,11 +35,28 @@ struct ProxySlot;
 
 namespace iris::session {
 
+// How a rank's proxy reaches the heaps of other nodes (IRIS_NODE_TRANSPORT; docs/multinode.md,
+// docs/decisions.md).
+enum class NodeTransport {
+  // An MPI-3 window over every rank's heap (comm/rma_window.hpp): the origin's proxy puts, gets and
+  // applies atomics itself. The MPI library must reach the heap's memory: any MPI on the cpu backend, a
+  // CUDA- or ROCm-aware one on GPUs.
+  one_sided,
+  // Requests to the target's own proxy over two-sided messages (comm/message_channel.hpp), which copies
+  // into and out of its heap with its backend: any MPI, GPU memory included, at the cost of a copy
+  // through host memory at each end.
+  messages,
+};
+const char* node_transport_name(NodeTransport transport);  // "one_sided", "messages"
+// IRIS_NODE_TRANSPORT: the transport it names, or none for "auto" and when it is not set. Throws
+// Error(environment) for another word.
+std::optional<NodeTransport> node_transport_from_environment();
+
 class Proxy {
  public:
   // Collective over every rank: opens the transport over [heap, heap + heap_bytes) and starts the thread.
   // Throws Error(environment) when MPI does not allow a second thread or the transport cannot start.
-  Proxy(comm::Comm& comm, runtime::Backend& backend, void* heap, size_t heap_bytes);
+  Proxy(comm::Comm& comm, runtime::Backend& backend, void* heap, size_t heap_bytes, NodeTransport transport);
   // Collective as well (the window's end): stops the thread first.
   ~Proxy();
   Proxy(const Proxy&) = delete;
@@ -52,15 +72,37 @@ class Proxy {
   // transport's communicator; returns the median round trip in seconds (the reference a device-initiated
   // flag round trip is measured against).
   double ping_pong(int peer, int rounds);
+  // Collective between this rank and `peer` as well: `rounds` blocking MPI sends of `bytes` from host
+  // memory to the peer's host memory, each answered by 8 bytes; returns the sender's median in seconds
+  // (the messages transport's own figure for a block copy). `sender` says which of the two sends.
+  double bulk_send(int peer, size_t bytes, int rounds, bool sender);
   // Requests served since the start, for tests and the hang report.
   uint64_t served() const { return served_.load(std::memory_order_relaxed); }
-  // "osc rdma" / "osc ucx" where MPI says.
+  // "MPI one-sided, osc rdma", "MPI messages, staged through host memory", ...
   std::string transport() const;
+  NodeTransport kind() const { return kind_; }
+
+  // One request sent to another rank's proxy, waiting for its answer.
+  struct Outstanding {
+    uint64_t ticket = 0;        // the ring slot it is (a part of), when `host_left` is null
+    uint32_t slots = 1;         // a run of loads or stores: that many consecutive tickets from `ticket`
+    char* into = nullptr;       // a get's piece: where the answer's bytes go (else: into the slots)
+    uint64_t* host_left = nullptr;  // a host transfer's: its requests not answered yet
+    uint32_t* host_status = nullptr;
+  };
 
  private:
   void run();
-  void serve(const std::vector<uint64_t>& batch);
-  bool serve_messages();  // whether any came
+  void serve(const std::vector<uint64_t>& batch);               // one_sided
+  void serve_by_messages(const std::vector<uint64_t>& batch);  // messages
+  bool serve_messages();  // requests of other proxies, answers to this one's: whether any came
+  void answer(int source, const std::vector<char>& request);
+  void take_answer(const std::vector<char>& reply);
+  void request(int rank, uint32_t op, uint64_t offset, uint64_t bytes, const void* payload, const Outstanding& waiting,
+               const uint64_t* value = nullptr, uint32_t type = 0, uint32_t atomic = 0);
+  void finish_slot(uint64_t ticket, uint32_t status);
+  void transfer_by_messages(uint32_t op, int rank, uint64_t offset, void* local, size_t bytes);
+  uint64_t atomic_here(uint64_t offset, uint32_t type, uint32_t atomic, uint64_t value, uint64_t compare);
   bool outside(const abi::ProxySlot& slot) const;
   void transport_atomic(abi::ProxySlot& slot);
   void atomic16(abi::ProxySlot& slot);
@@ -70,12 +112,18 @@ class Proxy {
   runtime::Backend& backend_;
   void* heap_;
   size_t heap_bytes_;
+  NodeTransport kind_;
   bool target_applies_atomics_ = false;
-  int64_t awaiting_replies_ = 0;  // atomics sent to other ranks' proxies, not answered yet
+  int64_t awaiting_replies_ = 0;  // requests sent to other ranks' proxies, not answered yet
   std::vector<char> staging_;  // loads and stores of one batch, gathered into transfers
   runtime::MappedHostBuffer ring_buffer_;
   abi::ProxyRing* ring_ = nullptr;  // host view of the ring
-  std::unique_ptr<comm::RmaWindow> window_;
+  std::unique_ptr<comm::MessageChannel> channel_;
+  std::unique_ptr<comm::RmaWindow> window_;  // one_sided only
+  uint64_t next_request_ = 0;
+  std::unordered_map<uint64_t, Outstanding> outstanding_;  // by request id
+  std::unordered_map<uint64_t, uint64_t> pieces_left_;     // by ticket: a block copy's requests not answered yet
+  std::vector<char> incoming_;
   std::mutex transport_;  // the thread and the host's own transfers take turns on the window
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> served_{0};

@@ -117,6 +117,39 @@ NodeLayout node_layout(comm::Comm& comm, const InitOptions& options, const std::
   return make_node_layout(host_of, node_size, source);
 }
 
+// The transport between nodes (IRIS_NODE_TRANSPORT, the same on every rank): one_sided where the MPI
+// library reaches the heap's memory (host memory always; GPU memory when MPI is CUDA- or ROCm-aware),
+// else messages, which reach any heap through its own rank's proxy. one_sided asked for on GPUs whose
+// MPI cannot reach their memory is an error saying what to do.
+NodeTransport chosen_node_transport(comm::Comm& comm, runtime::Backend& backend, int nodes) {
+  std::optional<NodeTransport> asked;
+  heap::all_or_none(comm, "iris.init(): IRIS_NODE_TRANSPORT", [&] { asked = session::node_transport_from_environment(); });
+  const uint64_t code = asked ? static_cast<uint64_t>(*asked) + 1 : 0;
+  const std::vector<comm::Announcement> all = comm.announce("iris.init(): the transport between nodes", code);
+  const auto said = [](uint64_t c) {
+    return c == 0 ? std::string("auto") : std::string(node_transport_name(static_cast<NodeTransport>(c - 1)));
+  };
+  for (size_t r = 1; r < all.size(); ++r) {
+    if (all[r].arg != all[0].arg) {
+      throw Error(Errc::environment, format("ranks asked different transports between nodes: rank 0 asked %s, rank "
+                                            "%zu asked %s; set IRIS_NODE_TRANSPORT alike on every rank",
+                                            said(all[0].arg).c_str(), r, said(all[r].arg).c_str()));
+    }
+  }
+  std::string refusal;
+  if (backend.name() != std::string("cpu")) refusal = comm.device_memory_refusal(backend.name());
+  if (!asked) return refusal.empty() ? NodeTransport::one_sided : NodeTransport::messages;
+  if (*asked == NodeTransport::one_sided && !refusal.empty()) {
+    heap::all_or_none(comm, "iris.init(): the transport and GPU memory", [&] {
+      throw Error(Errc::environment, format("this job spans %d nodes and IRIS_NODE_TRANSPORT=one_sided, whose window "
+                                            "must reach every rank's heap: %s; or IRIS_NODE_TRANSPORT=messages (or "
+                                            "auto), which reaches GPU memory through each rank's own proxy",
+                                            nodes, refusal.c_str()));
+    });
+  }
+  return *asked;
+}
+
 // Several ranks on one device may need something started to run well (CUDA MPS): rank 0 says so once,
 // unless the job asked for quiet (IRIS_SHARED_GPU_WARNING=0).
 void warn_about_shared_devices(const comm::Comm& comm, const std::vector<RankDevice>& ranks, bool wanted) {
@@ -179,18 +212,11 @@ Session& init(const InitOptions& options) {
   session->heap = std::make_unique<heap::SymmetricHeap>(backend, comm, heap_bytes + trace_heap_reserve(),
                                                         several_nodes ? session->nodes.node_of : std::vector<int>{});
   if (several_nodes) {
-    if (backend.name() != std::string("cpu")) {
-      std::string refusal;
-      heap::all_or_none(comm, "iris.init(): the transport and GPU memory", [&] {
-        refusal = comm.device_memory_refusal(backend.name());
-        if (!refusal.empty()) {
-          throw Error(Errc::environment, format("this job spans %d nodes, and between them the transport must reach "
-                                                "every rank's heap: %s",
-                                                session->nodes.nodes(), refusal.c_str()));
-        }
-      });
-    }
-    session->proxy = std::make_unique<Proxy>(comm, backend, session->heap->local_base(), session->heap->size());
+    const NodeTransport transport = chosen_node_transport(comm, backend, session->nodes.nodes());
+    session->proxy = std::make_unique<Proxy>(comm, backend, session->heap->local_base(), session->heap->size(),
+                                             transport);
+    log::write(log::Level::info, format("iris.init: %d nodes, between them %s", session->nodes.nodes(),
+                                        session->proxy->transport().c_str()));
   }
   session->mailbox = backend.allocate_mapped_host(sizeof(abi::DeviceMailbox));
   backend.watch_mailbox(session->mailbox);  // a device fault then reports a failed wait

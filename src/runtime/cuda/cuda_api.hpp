@@ -102,6 +102,10 @@ struct Api {
   Returned copy_device(void* dst, const void* src, size_t bytes, CUstream stream) const {
     return {cu.cuMemcpyDtoDAsync(address(dst), address(src), bytes, stream), "cuMemcpyDtoDAsync"};
   }
+  // Between any two addresses (unified addressing: host, pinned host or device memory).
+  Returned copy_any(void* dst, const void* src, size_t bytes, CUstream stream) const {
+    return {cu.cuMemcpyAsync(address(dst), address(src), bytes, stream), "cuMemcpyAsync"};
+  }
   Returned memset8(void* device, unsigned char value, size_t count, CUstream stream) const {
     return {cu.cuMemsetD8Async(address(device), value, count, stream), "cuMemsetD8Async"};
   }

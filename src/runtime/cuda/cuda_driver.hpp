@@ -25,7 +25,7 @@ namespace iris::runtime::cuda {
   X(cuMemAlloc) X(cuMemFree) X(cuMemGetInfo) X(cuPointerSetAttribute)                                   \
   X(cuIpcGetMemHandle) X(cuIpcOpenMemHandle) X(cuIpcCloseMemHandle)                                     \
   X(cuMemHostAlloc) X(cuMemHostGetDevicePointer) X(cuMemFreeHost)                                       \
-  X(cuMemcpyDtoHAsync) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoDAsync)                                        \
+  X(cuMemcpyDtoHAsync) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoDAsync) X(cuMemcpyAsync)                                      \
   X(cuMemsetD8Async) X(cuMemsetD16Async) X(cuMemsetD32Async)                                            \
   X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal)                   \
   X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel)                                         \

@@ -69,6 +69,7 @@ class GpuBackend : public Backend {
   void copy_device_async(void* dst, const void* src, size_t bytes) override;
   void fill(void* device, const void* pattern, size_t pattern_bytes, size_t count) override;
   bool host_addressable() const override { return false; }
+  void proxy_copy(void* dst, const void* src, size_t bytes) override;
 
   void synchronize() override { wait_stream("waiting for the GPU"); }
   void select_stream(int which) override;
@@ -149,6 +150,7 @@ class GpuBackend : public Backend {
   DeviceLimits limits_;
   typename Api::Stream stream_ = nullptr;
   typename Api::Stream side_stream_ = nullptr;  // made at the first capture (write_module_variable)
+  typename Api::Stream proxy_stream_ = nullptr;  // the host proxy's copies (proxy_copy), made at its first use
   // The second stream (select_stream) and the events that order it with the main one ([0]: recorded on
   // the main stream, [1]: on the second), made at its first use or at a capture's start.
   typename Api::Stream second_stream_ = nullptr;
@@ -195,6 +197,7 @@ bool GpuBackend<Api>::release_for_close() {
     release_heaps();
     bind();
     if (side_stream_ != nullptr) (void)calls.stream_destroy(side_stream_);  // best effort at teardown
+    if (proxy_stream_ != nullptr) (void)calls.stream_destroy(proxy_stream_);
     if (second_stream_ != nullptr) (void)calls.stream_destroy(second_stream_);
     for (auto event : order_events_) {
       if (event != nullptr) (void)calls.event_destroy(event);

@@ -203,6 +203,24 @@ void GpuBackend<Api>::copy_from_host(void* device, const void* host, size_t byte
        format("copying %s from the host to GPU address %p", human_bytes(bytes).c_str(), device));
 }
 
+// On the proxy's thread, beside the main thread's launches and waits: its own stream, so that neither
+// waits for the other's work (a kernel in flight may be waiting for this copy), and a poll of that
+// stream alone, without the main thread's interrupt and hang checks (the proxy answers device threads;
+// a copy ends by itself unless the device faulted, which the query returns).
+template <class Api>
+void GpuBackend<Api>::proxy_copy(void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  bind();
+  if (proxy_stream_ == nullptr) check(calls.stream_create(&proxy_stream_), "creating the host proxy's stream");
+  const std::string what = format("the host proxy copying %s from %p to %p", human_bytes(bytes).c_str(), src, dst);
+  check(calls.copy_any(dst, src, bytes, proxy_stream_), what, Errc::internal);
+  for (;;) {
+    const Returned done = calls.stream_query(proxy_stream_);
+    if (done.status != Api::not_ready) return check(done, what);
+    std::this_thread::yield();
+  }
+}
+
 // Peer heaps are mapped into this process (IPC), so a plain device-to-device copy reaches them through
 // unified addressing and the copy engine takes the peer link; cuMemcpyPeerAsync would want the peer
 // process's context, which this process does not have.

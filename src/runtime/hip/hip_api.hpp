@@ -99,6 +99,10 @@ struct Api {
   Returned copy_device(void* dst, const void* src, size_t bytes, hipStream_t stream) const {
     return {api.hipMemcpyAsync(dst, src, bytes, hipMemcpyDeviceToDevice, stream), "hipMemcpyAsync"};
   }
+  // Between any two addresses (unified addressing: host, pinned host or device memory).
+  Returned copy_any(void* dst, const void* src, size_t bytes, hipStream_t stream) const {
+    return {api.hipMemcpyAsync(dst, src, bytes, hipMemcpyDefault, stream), "hipMemcpyAsync"};
+  }
   Returned memset8(void* device, unsigned char value, size_t count, hipStream_t stream) const {
     return {api.hipMemsetD8Async(device, value, count, stream), "hipMemsetD8Async"};
   }

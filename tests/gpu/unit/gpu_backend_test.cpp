@@ -137,6 +137,7 @@ struct FakeApi {
   Returned copy_to_host(void*, const void*, size_t, Stream) const { return call("cuMemcpyDtoHAsync"); }
   Returned copy_from_host(void*, const void*, size_t, Stream) const { return call("cuMemcpyHtoDAsync"); }
   Returned copy_device(void*, const void*, size_t, Stream) const { return call("cuMemcpyDtoDAsync"); }
+  Returned copy_any(void*, const void*, size_t, Stream) const { return call("cuMemcpyAsync"); }
   Returned memset8(void*, unsigned char, size_t, Stream) const { return call("cuMemsetD8Async"); }
   Returned memset16(void*, unsigned short, size_t, Stream) const { return call("cuMemsetD16Async"); }
   Returned memset32(void*, uint32_t, size_t, Stream) const { return call("cuMemsetD32Async"); }
@@ -507,6 +508,14 @@ TEST_CASE("copies and fills are enqueued, checked and waited for; a fill without
   backend.copy_device(device, device, 0);  // nothing to copy: no call
   CHECK(driver.calls == Calls{"cuMemcpyDtoHAsync", "cuStreamQuery", "cuMemcpyHtoDAsync", "cuStreamQuery",
                               "cuMemcpyDtoDAsync", "cuStreamQuery"});
+
+  // The host proxy's copies (another thread, a kernel in flight may wait for them): a stream of their
+  // own, made once, polled; never the main stream, which the launched work is on.
+  driver.calls.clear();
+  backend.proxy_copy(host, device, sizeof host);
+  backend.proxy_copy(device, host, sizeof host);
+  backend.proxy_copy(device, host, 0);  // nothing to copy: no call
+  CHECK(driver.calls == Calls{"cuStreamCreate", "cuMemcpyAsync", "cuStreamQuery", "cuMemcpyAsync", "cuStreamQuery"});
 
   driver.fail_next["cuMemcpyDtoDAsync"] = kInvalid;
   try {
