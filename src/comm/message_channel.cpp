@@ -7,6 +7,7 @@
 
 #include "comm/comm.hpp"
 #include "comm/mpi_support.hpp"
+#include "core/error.hpp"
 
 namespace iris::comm {
 
@@ -46,16 +47,20 @@ void MessageChannel::send(int target, int tag, const void* data, size_t bytes) {
   send(target, tag, std::vector<char>(from, from + bytes));
 }
 
-bool MessageChannel::receive(int tag, int* source, std::vector<char>& data) {
+bool MessageChannel::receive(int tag, int* source, void* data, size_t capacity, size_t* bytes) {
   int flag = 0;
   MPI_Status status;
   check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, tag, m_->comm, &flag, &status), "MPI_Iprobe");
   if (!flag) return false;
   int count = 0;
   MPI_Get_count(&status, MPI_BYTE, &count);
-  data.resize(static_cast<size_t>(count));
-  check_mpi(MPI_Recv(data.data(), count, MPI_BYTE, status.MPI_SOURCE, tag, m_->comm, MPI_STATUS_IGNORE), "MPI_Recv");
+  if (count < 0 || static_cast<size_t>(count) > capacity) {
+    throw Error(Errc::internal, format("a message of %d bytes from rank %d is longer than the %zu bytes expected",
+                                       count, status.MPI_SOURCE, capacity));
+  }
+  check_mpi(MPI_Recv(data, count, MPI_BYTE, status.MPI_SOURCE, tag, m_->comm, MPI_STATUS_IGNORE), "MPI_Recv");
   *source = status.MPI_SOURCE;
+  *bytes = static_cast<size_t>(count);
   return true;
 }
 

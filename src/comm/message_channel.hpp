@@ -27,8 +27,9 @@ class MessageChannel {
   // done with it.
   void send(int target, int tag, std::vector<char> data);
   void send(int target, int tag, const void* data, size_t bytes);
-  // Takes a waiting message of `tag` from any rank, if there is one: its bytes replace `data`'s.
-  bool receive(int tag, int* source, std::vector<char>& data);
+  // Takes a waiting message of `tag` from any rank, if there is one, into `data` (`capacity` bytes;
+  // a longer message is an error): *bytes = its length.
+  bool receive(int tag, int* source, void* data, size_t capacity, size_t* bytes);
   // The same for a message of exactly `bytes` bytes, into `data`.
   bool receive(int tag, int* source, void* data, size_t bytes);
   // Blocking send and receive of `bytes` between this rank and `peer` (a bulk transfer: the

@@ -17,6 +17,17 @@
 #include "iris/impl/abi.h"
 
 namespace iris::session {
+
+// A request: this header, then the bytes of a store or a put, or the operands of a run of atomics
+// (OperandPair each). The messages transport sends every request this way; one_sided sends atomics so
+// where the target's proxy applies them.
+struct RequestHeader {
+  uint64_t id;      // the origin's request id (Proxy::outstanding_)
+  uint64_t offset;  // in the target's heap
+  uint64_t bytes;   // stored or put (they follow), loaded or got (they come back), an atomic run's operands
+  uint32_t op, type, atomic, reserved;
+};
+
 namespace {
 
 using comm::RmaWindow;
@@ -54,6 +65,31 @@ RmaWindow::Op atomic_op(uint32_t atomic) {
   }
 }
 
+// The messages between the proxies (comm/message_channel.hpp), by tag.
+constexpr int kTagRequest = 1;  // a request the target's proxy applies to its own heap, and its answer
+constexpr int kTagReply = 2;
+constexpr int kTagPing = 3;     // ping_pong
+constexpr int kTagBulk = 4;     // bulk_send and its answer
+constexpr int kTagBulkAck = 5;
+
+// Its answer: this header, then the bytes of a load or a get, or a run of atomics' old values (8 bytes
+// each).
+struct ReplyHeader {
+  uint64_t id;
+  uint32_t status, reserved;
+};
+// An atomic's operands in a request: the value, and a compare-and-swap's compare value.
+struct OperandPair {
+  uint64_t value, compare;
+};
+
+// A block copy goes in requests of at most this many bytes, so that the target copies one piece into
+// its heap while the next travels.
+constexpr uint64_t kMessagePiece = uint64_t(4) << 20;
+// The largest message: a piece and its header.
+constexpr size_t kMessageBytes = kMessagePiece + 64;
+static_assert(sizeof(RequestHeader) <= 64 && sizeof(ReplyHeader) <= 64, "a header fits kMessageBytes' room");
+
 }  // namespace
 
 const char* node_transport_name(NodeTransport transport) {
@@ -87,6 +123,8 @@ Proxy::Proxy(comm::Comm& comm, runtime::Backend& backend, void* heap, size_t hea
   } else {
     target_applies_atomics_ = true;  // the target's proxy applies every request
   }
+  incoming_ = backend.allocate_mapped_host(kMessageBytes);
+  bounce_ = backend.allocate_mapped_host(kMessageBytes);
   ring_buffer_ = backend.allocate_mapped_host(sizeof(abi::ProxyRing));
   ring_ = static_cast<abi::ProxyRing*>(ring_buffer_.host);
   std::memset(static_cast<void*>(ring_), 0, sizeof(abi::ProxyRing));
@@ -99,6 +137,9 @@ Proxy::~Proxy() {
   if (thread_.joinable()) thread_.join();
   window_.reset();
   channel_.reset();
+  for (runtime::MappedHostBuffer* b : {&incoming_, &bounce_}) {
+    if (b->host != nullptr) backend_.free_mapped_host(*b);
+  }
   if (ring_buffer_.host != nullptr) backend_.free_mapped_host(ring_buffer_);
 }
 
@@ -135,32 +176,6 @@ void Proxy::get(int rank, uint64_t offset, void* local, size_t bytes) {
 
 namespace {
 
-// The messages between the proxies (comm/message_channel.hpp), by tag.
-constexpr int kTagRequest = 1;  // a request the target's proxy applies to its own heap, and its answer
-constexpr int kTagReply = 2;
-constexpr int kTagPing = 3;     // ping_pong
-constexpr int kTagBulk = 4;     // bulk_send and its answer
-constexpr int kTagBulkAck = 5;
-
-// A request: this header, then the bytes of a store or a put. The messages transport sends every
-// request this way; one_sided sends atomics so where the target's proxy applies them.
-struct RequestHeader {
-  uint64_t id;      // the origin's request id (Proxy::outstanding_)
-  uint64_t offset;  // in the target's heap
-  uint64_t bytes;   // stored or put (they follow), or loaded or got (they come back)
-  uint64_t value[2];  // an atomic's operands
-  uint32_t op, type, atomic, reserved;
-};
-// Its answer: this header, then the bytes of a load or a get.
-struct ReplyHeader {
-  uint64_t id;
-  uint64_t old;  // an atomic's old value
-  uint32_t status, reserved;
-};
-
-// A block copy goes in requests of at most this many bytes, so that the target copies one piece into
-// its heap while the next travels.
-constexpr uint64_t kMessagePiece = uint64_t(4) << 20;
 
 template <class T>
 T bits_as(uint64_t bits) {
@@ -421,8 +436,7 @@ void Proxy::serve(const std::vector<uint64_t>& batch) {
     } else if (slot.op == IRIS_PROXY_GET) {
       window_->get(local, slot.bytes, slot.rank, slot.offset);
     } else if (target_applies_atomics_) {
-      request(slot.rank, IRIS_PROXY_ATOMIC, slot.offset, 0, nullptr, Outstanding{batch[i]}, slot.value, slot.type,
-              slot.atomic);
+      request_atomics(batch, i, 1);
       done[i] = 0;  // complete when the answer comes
     } else {
       transport_atomic(slot);
@@ -486,54 +500,93 @@ void Proxy::serve_by_messages(const std::vector<uint64_t>& batch) {
           request(slot.rank, slot.op, slot.offset + done, std::min(kMessagePiece, slot.bytes - done), local + done, piece);
         }
       }
-    } else {
-      request(slot.rank, IRIS_PROXY_ATOMIC, slot.offset, 0, nullptr, Outstanding{batch[i]}, slot.value, slot.type,
-              slot.atomic);
+    } else {  // atomics: a run of the same operation on consecutive words of one rank goes as one request
+      const size_t width = atomic_bytes(slot.type);
+      size_t j = i + 1;
+      while (j < batch.size()) {
+        const abi::ProxySlot& next = ring_->slots[batch[j] % IRIS_PROXY_RING_SLOTS];
+        if (next.op != IRIS_PROXY_ATOMIC || next.rank != slot.rank || next.type != slot.type ||
+            next.atomic != slot.atomic || next.offset != slot.offset + (j - i) * width || outside(next)) {
+          break;
+        }
+        ++j;
+      }
+      request_atomics(batch, i, j - i);
+      i = j;
+      continue;
     }
     ++i;
   }
 }
 
+// The atomics of slots batch[first, first + count): the same operation and type on consecutive words of
+// one rank, applied by that rank's proxy.
+void Proxy::request_atomics(const std::vector<uint64_t>& batch, size_t first, size_t count) {
+  const abi::ProxySlot& slot = ring_->slots[batch[first] % IRIS_PROXY_RING_SLOTS];
+  std::vector<OperandPair> operands(count);
+  for (size_t k = 0; k < count; ++k) {
+    const abi::ProxySlot& s = ring_->slots[batch[first + k] % IRIS_PROXY_RING_SLOTS];
+    operands[k] = {s.value[0], s.value[1]};
+  }
+  Outstanding run;
+  run.ticket = batch[first];
+  run.slots = static_cast<uint32_t>(count);
+  request(slot.rank, IRIS_PROXY_ATOMIC, slot.offset, count * sizeof(OperandPair), operands.data(), run, slot.type,
+          slot.atomic);
+}
+
 // Sends one request to `rank`'s proxy; `waiting` says what its answer completes. A store's or put's
 // bytes travel with it: `payload` may be device memory (a put_block's source), which the backend copies.
 void Proxy::request(int rank, uint32_t op, uint64_t offset, uint64_t bytes, const void* payload,
-                    const Outstanding& waiting, const uint64_t* value, uint32_t type, uint32_t atomic) {
-  const bool carries = op == IRIS_PROXY_STORE || op == IRIS_PROXY_PUT;
+                    const Outstanding& waiting, uint32_t type, uint32_t atomic) {
+  const bool carries = op == IRIS_PROXY_STORE || op == IRIS_PROXY_PUT || op == IRIS_PROXY_ATOMIC;
   std::vector<char> message(sizeof(RequestHeader) + (carries ? bytes : 0));
-  const RequestHeader header{next_request_, offset, bytes, {value ? value[0] : 0, value ? value[1] : 0},
-                             op, type, atomic, 0};
+  const RequestHeader header{next_request_, offset, bytes, op, type, atomic, 0};
   std::memcpy(message.data(), &header, sizeof header);
   if (op == IRIS_PROXY_PUT) {
-    backend_.proxy_copy(message.data() + sizeof header, payload, bytes);
+    copy_out(message.data() + sizeof header, payload, bytes);
   } else if (carries) {
-    std::memcpy(message.data() + sizeof header, payload, bytes);  // a store's bytes, gathered from the slots
+    std::memcpy(message.data() + sizeof header, payload, bytes);  // host memory: gathered from the slots
   }
   outstanding_.emplace(next_request_++, waiting);
   ++awaiting_replies_;
   channel_->send(rank, kTagRequest, std::move(message));
 }
 
-// At the target: applies another proxy's request to this rank's own heap and answers it.
-void Proxy::answer(int source, const std::vector<char>& message) {
+// Copies `bytes` from any memory (the heap, a put_block's source, host memory) into pageable host memory,
+// through the pinned bounce buffer (Proxy::bounce_ says why; the cpu backend takes the same path, so CI
+// runs it).
+void Proxy::copy_out(void* host, const void* from, size_t bytes) {
+  backend_.proxy_copy(bounce_.host, from, bytes);
+  std::memcpy(host, bounce_.host, bytes);
+}
+
+// At the target: applies another proxy's request (received into incoming_, pinned) to this rank's own
+// heap and answers it.
+void Proxy::answer(int source, const char* message, size_t size) {
   RequestHeader h{};
-  std::memcpy(&h, message.data(), std::min(sizeof h, message.size()));
-  ReplyHeader reply{h.id, 0, IRIS_PROXY_STATUS_OK, 0};
+  std::memcpy(&h, message, std::min(sizeof h, size));
+  ReplyHeader reply{h.id, IRIS_PROXY_STATUS_OK, 0};
   std::vector<char> answer(sizeof reply);
-  const bool carries = h.op == IRIS_PROXY_STORE || h.op == IRIS_PROXY_PUT;
-  const uint64_t bytes = h.op == IRIS_PROXY_ATOMIC ? atomic_bytes(h.type) : h.bytes;
-  if (message.size() < sizeof h || h.offset > heap_bytes_ || bytes > heap_bytes_ - h.offset ||
-      (carries && message.size() != sizeof h + h.bytes)) {
+  const bool carries = h.op == IRIS_PROXY_STORE || h.op == IRIS_PROXY_PUT || h.op == IRIS_PROXY_ATOMIC;
+  const uint64_t atomics = h.op == IRIS_PROXY_ATOMIC ? h.bytes / sizeof(OperandPair) : 0;
+  const uint64_t bytes = h.op == IRIS_PROXY_ATOMIC ? atomics * atomic_bytes(h.type) : h.bytes;
+  if (size < sizeof h || h.offset > heap_bytes_ || bytes > heap_bytes_ - h.offset || bytes > kMessagePiece ||
+      (carries && size != sizeof h + h.bytes)) {
     reply.status = IRIS_PROXY_STATUS_OUTSIDE;
   } else {
     char* at = static_cast<char*>(heap_) + h.offset;
     try {
-      if (carries) {
-        backend_.proxy_copy(at, message.data() + sizeof h, h.bytes);
-      } else if (h.op == IRIS_PROXY_LOAD || h.op == IRIS_PROXY_GET) {
-        answer.resize(sizeof reply + h.bytes);
-        backend_.proxy_copy(answer.data() + sizeof reply, at, h.bytes);
+      if (h.op == IRIS_PROXY_ATOMIC) {
+        answer.resize(sizeof reply + atomics * sizeof(uint64_t));
+        std::vector<uint64_t> old(atomics);
+        atomics_here(h, message + sizeof h, old.data());
+        std::memcpy(answer.data() + sizeof reply, old.data(), atomics * sizeof(uint64_t));
+      } else if (carries) {
+        backend_.proxy_copy(at, message + sizeof h, h.bytes);
       } else {
-        reply.old = atomic_here(h.offset, h.type, h.atomic, h.value[0], h.value[1]);
+        answer.resize(sizeof reply + h.bytes);
+        copy_out(answer.data() + sizeof reply, at, h.bytes);
       }
     } catch (const std::exception& e) {
       log::write(log::Level::error, format("rank %d's request at heap offset %llu failed here: %s", source,
@@ -546,20 +599,24 @@ void Proxy::answer(int source, const std::vector<char>& message) {
   channel_->send(source, kTagReply, std::move(answer));
 }
 
-// An atomic on this rank's own heap for another node. The cpu backend applies it with the host's
-// atomics, atomic with its kernels' own. A GPU's heap the host cannot address: the word is read,
-// changed and written back with the backend's copies, atomic with every other node's atomics on it
-// (this proxy applies them all, one at a time) but not with this GPU's own (the rule of the one_sided
-// transport's GPU atomics, and NVSHMEM's over InfiniBand: docs/multinode.md).
-uint64_t Proxy::atomic_here(uint64_t offset, uint32_t type, uint32_t atomic, uint64_t value, uint64_t compare) {
-  void* at = static_cast<char*>(heap_) + offset;
-  if (backend_.host_addressable()) return apply_atomic(at, type, atomic, value, compare);
-  uint64_t word = 0;
-  const size_t bytes = atomic_bytes(type);
-  backend_.proxy_copy(&word, at, bytes);
-  const uint64_t old = apply_atomic(&word, type, atomic, value, compare);
-  backend_.proxy_copy(at, &word, bytes);
-  return old;
+// A run of atomics on consecutive words of this rank's own heap for another node; `old` takes each
+// word's old value. The cpu backend applies them with the host's atomics, atomic with its kernels' own.
+// A GPU's heap the host cannot address: the words are read, changed and written back with the backend's
+// copies (through bounce_, pinned), atomic with every other node's atomics on them (this proxy applies
+// them all, one request at a time) but not with this GPU's own (the rule of the one_sided transport's
+// GPU atomics, and NVSHMEM's over InfiniBand: docs/multinode.md). Only the run's words are written back.
+void Proxy::atomics_here(const RequestHeader& h, const char* operands, uint64_t* old) {
+  const size_t width = atomic_bytes(h.type);
+  const uint64_t count = h.bytes / sizeof(OperandPair);
+  char* at = static_cast<char*>(heap_) + h.offset;
+  char* words = backend_.host_addressable() ? at : static_cast<char*>(bounce_.host);
+  if (words != at) backend_.proxy_copy(words, at, count * width);
+  for (uint64_t k = 0; k < count; ++k) {
+    OperandPair pair;
+    std::memcpy(&pair, operands + k * sizeof pair, sizeof pair);
+    old[k] = apply_atomic(words + k * width, h.type, h.atomic, pair.value, pair.compare);
+  }
+  if (words != at) backend_.proxy_copy(at, words, count * width);
 }
 
 void Proxy::finish_slot(uint64_t ticket, uint32_t status) {
@@ -569,16 +626,16 @@ void Proxy::finish_slot(uint64_t ticket, uint32_t status) {
 }
 
 // At the origin: the answer to one of this proxy's requests completes what waited for it.
-void Proxy::take_answer(const std::vector<char>& message) {
+void Proxy::take_answer(const char* message, size_t size) {
   ReplyHeader reply{};
-  std::memcpy(&reply, message.data(), std::min(sizeof reply, message.size()));
+  std::memcpy(&reply, message, std::min(sizeof reply, size));
   const auto it = outstanding_.find(reply.id);
-  if (message.size() < sizeof reply || it == outstanding_.end()) return;  // a request given up (transfer_by_messages)
+  if (size < sizeof reply || it == outstanding_.end()) return;  // a request given up (transfer_by_messages)
   const Outstanding waiting = it->second;
   outstanding_.erase(it);
   --awaiting_replies_;
-  const char* data = message.data() + sizeof reply;
-  const size_t bytes = message.size() - sizeof reply;
+  const char* data = message + sizeof reply;  // in incoming_, pinned: copied straight to where it goes
+  const size_t bytes = size - sizeof reply;
   if (waiting.host_left != nullptr) {
     if (reply.status != IRIS_PROXY_STATUS_OK) *waiting.host_status = reply.status;
     if (waiting.into != nullptr && reply.status == IRIS_PROXY_STATUS_OK) backend_.proxy_copy(waiting.into, data, bytes);
@@ -587,9 +644,6 @@ void Proxy::take_answer(const std::vector<char>& message) {
   }
   abi::ProxySlot& slot = ring_->slots[waiting.ticket % IRIS_PROXY_RING_SLOTS];
   switch (slot.op) {
-    case IRIS_PROXY_ATOMIC:
-      slot.value[0] = reply.old;
-      return finish_slot(waiting.ticket, reply.status);
     case IRIS_PROXY_PUT:
     case IRIS_PROXY_GET: {
       if (reply.status != IRIS_PROXY_STATUS_OK) slot.status = reply.status;
@@ -599,12 +653,14 @@ void Proxy::take_answer(const std::vector<char>& message) {
       if (left != pieces_left_.end()) pieces_left_.erase(left);
       return finish_slot(waiting.ticket, IRIS_PROXY_STATUS_OK);
     }
-    default:  // a run of loads or stores
+    default:  // a run of loads, stores or atomics
       for (uint64_t t = waiting.ticket; t < waiting.ticket + waiting.slots; ++t) {
         abi::ProxySlot& s = ring_->slots[t % IRIS_PROXY_RING_SLOTS];
-        if (s.op == IRIS_PROXY_LOAD && reply.status == IRIS_PROXY_STATUS_OK && bytes >= s.bytes) {
-          std::memcpy(s.value, data, s.bytes);
-          data += s.bytes;
+        const size_t result = s.op == IRIS_PROXY_LOAD ? s.bytes : s.op == IRIS_PROXY_ATOMIC ? sizeof(uint64_t) : 0;
+        if (result > 0 && reply.status == IRIS_PROXY_STATUS_OK && static_cast<size_t>(message + size - data) >= result) {
+          if (s.op == IRIS_PROXY_ATOMIC) s.value[0] = 0;
+          std::memcpy(s.value, data, result);
+          data += result;
         }
         finish_slot(t, reply.status);
       }
@@ -615,13 +671,15 @@ void Proxy::take_answer(const std::vector<char>& message) {
 bool Proxy::serve_messages() {
   bool served = false;
   int source = 0;
-  while (channel_->receive(kTagRequest, &source, incoming_)) {
+  size_t bytes = 0;
+  char* in = static_cast<char*>(incoming_.host);
+  while (channel_->receive(kTagRequest, &source, in, kMessageBytes, &bytes)) {
     served = true;
-    answer(source, incoming_);
+    answer(source, in, bytes);
   }
-  while (channel_->receive(kTagReply, &source, incoming_)) {
+  while (channel_->receive(kTagReply, &source, in, kMessageBytes, &bytes)) {
     served = true;
-    take_answer(incoming_);
+    take_answer(in, bytes);
   }
   return served;
 }

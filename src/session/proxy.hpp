@@ -32,6 +32,9 @@ namespace iris::abi {
 struct ProxyRing;
 struct ProxySlot;
 }  // namespace iris::abi
+namespace iris::session {
+struct RequestHeader;
+}  // namespace iris::session
 
 namespace iris::session {
 
@@ -96,13 +99,15 @@ class Proxy {
   void serve(const std::vector<uint64_t>& batch);               // one_sided
   void serve_by_messages(const std::vector<uint64_t>& batch);  // messages
   bool serve_messages();  // requests of other proxies, answers to this one's: whether any came
-  void answer(int source, const std::vector<char>& request);
-  void take_answer(const std::vector<char>& reply);
+  void answer(int source, const char* request, size_t bytes);
+  void take_answer(const char* reply, size_t bytes);
+  void copy_out(void* host, const void* from, size_t bytes);
   void request(int rank, uint32_t op, uint64_t offset, uint64_t bytes, const void* payload, const Outstanding& waiting,
-               const uint64_t* value = nullptr, uint32_t type = 0, uint32_t atomic = 0);
+               uint32_t type = 0, uint32_t atomic = 0);
+  void request_atomics(const std::vector<uint64_t>& batch, size_t first, size_t count);
+  void atomics_here(const RequestHeader& h, const char* operands, uint64_t* old);
   void finish_slot(uint64_t ticket, uint32_t status);
   void transfer_by_messages(uint32_t op, int rank, uint64_t offset, void* local, size_t bytes);
-  uint64_t atomic_here(uint64_t offset, uint32_t type, uint32_t atomic, uint64_t value, uint64_t compare);
   bool outside(const abi::ProxySlot& slot) const;
   void transport_atomic(abi::ProxySlot& slot);
   void atomic16(abi::ProxySlot& slot);
@@ -123,7 +128,12 @@ class Proxy {
   uint64_t next_request_ = 0;
   std::unordered_map<uint64_t, Outstanding> outstanding_;  // by request id
   std::unordered_map<uint64_t, uint64_t> pieces_left_;     // by ticket: a block copy's requests not answered yet
-  std::vector<char> incoming_;
+  // The host memory every copy of the messages transport goes through, pinned (mapped host memory): a
+  // copy between pageable memory and the heap would wait for the kernels in flight (the heap is
+  // SYNC_MEMOPS on cuda), which may be waiting for this very proxy. `incoming_` takes every message
+  // received; `bounce_` stages what leaves the heap (or any memory) on its way into a message.
+  runtime::MappedHostBuffer incoming_;
+  runtime::MappedHostBuffer bounce_;
   std::mutex transport_;  // the thread and the host's own transfers take turns on the window
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> served_{0};
