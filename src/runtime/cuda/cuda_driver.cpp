@@ -1,5 +1,7 @@
 #include "runtime/cuda/cuda_driver.hpp"
 
+#include <cstdlib>
+
 #include "core/error.hpp"
 #include "core/dynamic_library.hpp"
 
@@ -33,6 +35,12 @@ Driver load_driver(const char* library) {
 const Driver& driver() {
   static LoadedOnce<Driver> process_driver;
   return process_driver.get([] {
+    // Every kernel of a module loaded with the module, not at its first launch (CUDA's default since
+    // 12.2 is LAZY): a lazy load at a launch waits for the context's work in flight while holding the
+    // driver, so a kernel that spins until another thread's copy or another stream's kernel arrives
+    // never sees it (2 x H200: a kernel queued behind one waiting for a put across nodes stopped the
+    // host proxy's copy of that put; docs/decisions.md). A user's own CUDA_MODULE_LOADING stays.
+    setenv("CUDA_MODULE_LOADING", "EAGER", 0);
     Driver loaded = load_driver("libcuda.so.1");
     CUresult result = loaded.cuInit(0);
     if (result != CUDA_SUCCESS) {
