@@ -14,7 +14,8 @@ namespace iris::comm {
 struct MessageChannel::Mpi {
   MPI_Comm comm = MPI_COMM_NULL;
   struct Send {
-    std::vector<char> data;
+    std::vector<char> data;  // empty for a borrowed buffer
+    bool* busy = nullptr;    // a borrowed buffer's flag, cleared when MPI is done with it
     MPI_Request request = MPI_REQUEST_NULL;
   };
   std::list<Send> sends;  // in flight: their buffers stay put until MPI is done with them
@@ -40,6 +41,13 @@ void MessageChannel::send(int target, int tag, std::vector<char> data) {
   check_mpi(MPI_Isend(send.data.data(), static_cast<int>(send.data.size()), MPI_BYTE, target, tag, m_->comm,
                       &send.request),
             "MPI_Isend");
+}
+
+void MessageChannel::send_borrowed(int target, int tag, const void* data, size_t bytes, bool* busy) {
+  Mpi::Send& send = m_->sends.emplace_back();
+  send.busy = busy;
+  *busy = true;
+  check_mpi(MPI_Isend(data, static_cast<int>(bytes), MPI_BYTE, target, tag, m_->comm, &send.request), "MPI_Isend");
 }
 
 void MessageChannel::send(int target, int tag, const void* data, size_t bytes) {
@@ -101,6 +109,7 @@ void MessageChannel::progress() {
   for (auto it = m_->sends.begin(); it != m_->sends.end();) {
     int done = 0;
     MPI_Test(&it->request, &done, MPI_STATUS_IGNORE);
+    if (done && it->busy != nullptr) *it->busy = false;
     it = done ? m_->sends.erase(it) : std::next(it);
   }
 }

@@ -27,6 +27,8 @@ class MessageChannel {
   // done with it.
   void send(int target, int tag, std::vector<char> data);
   void send(int target, int tag, const void* data, size_t bytes);
+  // Sends `bytes` at `data`, which the caller keeps unchanged until progress() clears *busy (set here).
+  void send_borrowed(int target, int tag, const void* data, size_t bytes, bool* busy);
   // Takes a waiting message of `tag` from any rank, if there is one, into `data` (`capacity` bytes;
   // a longer message is an error): *bytes = its length.
   bool receive(int tag, int* source, void* data, size_t capacity, size_t* bytes);

@@ -88,6 +88,9 @@ struct OperandPair {
 constexpr uint64_t kMessagePiece = uint64_t(4) << 20;
 // The largest message: a piece and its header.
 constexpr size_t kMessageBytes = kMessagePiece + 64;
+// Puts' pieces in flight at once from one proxy (Proxy::send_buffers_): enough to keep the transport
+// busy while the next piece is copied out of the GPU.
+constexpr size_t kSendBuffers = 4;
 static_assert(sizeof(RequestHeader) <= 64 && sizeof(ReplyHeader) <= 64, "a header fits kMessageBytes' room");
 
 }  // namespace
@@ -125,6 +128,10 @@ Proxy::Proxy(comm::Comm& comm, runtime::Backend& backend, void* heap, size_t hea
   }
   incoming_ = backend.allocate_mapped_host(kMessageBytes);
   bounce_ = backend.allocate_mapped_host(kMessageBytes);
+  if (kind_ == NodeTransport::messages) {
+    send_buffers_.resize(kSendBuffers);
+    for (SendBuffer& b : send_buffers_) b.memory = backend.allocate_mapped_host(kMessageBytes);
+  }
   ring_buffer_ = backend.allocate_mapped_host(sizeof(abi::ProxyRing));
   ring_ = static_cast<abi::ProxyRing*>(ring_buffer_.host);
   std::memset(static_cast<void*>(ring_), 0, sizeof(abi::ProxyRing));
@@ -139,6 +146,9 @@ Proxy::~Proxy() {
   channel_.reset();
   for (runtime::MappedHostBuffer* b : {&incoming_, &bounce_}) {
     if (b->host != nullptr) backend_.free_mapped_host(*b);
+  }
+  for (SendBuffer& b : send_buffers_) {
+    if (b.memory.host != nullptr) backend_.free_mapped_host(b.memory);
   }
   if (ring_buffer_.host != nullptr) backend_.free_mapped_host(ring_buffer_);
 }
@@ -539,18 +549,38 @@ void Proxy::request_atomics(const std::vector<uint64_t>& batch, size_t first, si
 // bytes travel with it: `payload` may be device memory (a put_block's source), which the backend copies.
 void Proxy::request(int rank, uint32_t op, uint64_t offset, uint64_t bytes, const void* payload,
                     const Outstanding& waiting, uint32_t type, uint32_t atomic) {
-  const bool carries = op == IRIS_PROXY_STORE || op == IRIS_PROXY_PUT || op == IRIS_PROXY_ATOMIC;
-  std::vector<char> message(sizeof(RequestHeader) + (carries ? bytes : 0));
   const RequestHeader header{next_request_, offset, bytes, op, type, atomic, 0};
-  std::memcpy(message.data(), &header, sizeof header);
-  if (op == IRIS_PROXY_PUT) {
-    copy_out(message.data() + sizeof header, payload, bytes);
-  } else if (carries) {
-    std::memcpy(message.data() + sizeof header, payload, bytes);  // host memory: gathered from the slots
-  }
   outstanding_.emplace(next_request_++, waiting);
   ++awaiting_replies_;
+  if (op == IRIS_PROXY_PUT) {  // straight from the GPU (or any memory) into a pinned buffer, sent from there
+    SendBuffer& buffer = free_send_buffer();
+    char* message = static_cast<char*>(buffer.memory.host);
+    std::memcpy(message, &header, sizeof header);
+    backend_.proxy_copy(message + sizeof header, payload, bytes);
+    return channel_->send_borrowed(rank, kTagRequest, message, sizeof header + bytes, &buffer.busy);
+  }
+  const bool carries = op == IRIS_PROXY_STORE || op == IRIS_PROXY_ATOMIC;
+  std::vector<char> message(sizeof header + (carries ? bytes : 0));
+  std::memcpy(message.data(), &header, sizeof header);
+  if (carries) std::memcpy(message.data() + sizeof header, payload, bytes);  // host memory: gathered from the slots
   channel_->send(rank, kTagRequest, std::move(message));
+}
+
+// A send buffer MPI is done with. While all are in flight this thread keeps answering other proxies'
+// requests (which never wait for a send buffer), so the sends it waits for can complete.
+Proxy::SendBuffer& Proxy::free_send_buffer() {
+  const auto started = std::chrono::steady_clock::now();
+  for (;;) {
+    for (SendBuffer& b : send_buffers_) {
+      if (!b.busy) return b;
+    }
+    channel_->progress();
+    serve_messages();
+    if (std::chrono::steady_clock::now() - started > std::chrono::seconds(60)) {
+      throw Error(Errc::environment, "the proxies of other nodes took none of this rank's messages for 60 s: is every "
+                                     "rank alive? (docs/multinode.md)");
+    }
+  }
 }
 
 // Copies `bytes` from any memory (the heap, a put_block's source, host memory) into pageable host memory,

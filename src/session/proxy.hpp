@@ -134,6 +134,14 @@ class Proxy {
   // received; `bounce_` stages what leaves the heap (or any memory) on its way into a message.
   runtime::MappedHostBuffer incoming_;
   runtime::MappedHostBuffer bounce_;
+  // Pinned buffers a put's piece is copied into and sent from, each busy until MPI is done with it: the
+  // copy out of the GPU goes straight into the message (no pageable copy, no allocation per piece).
+  struct SendBuffer {
+    runtime::MappedHostBuffer memory;
+    bool busy = false;
+  };
+  std::vector<SendBuffer> send_buffers_;
+  SendBuffer& free_send_buffer();
   std::mutex transport_;  // the thread and the host's own transfers take turns on the window
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> served_{0};
