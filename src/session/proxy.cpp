@@ -566,14 +566,20 @@ void Proxy::request(int rank, uint32_t op, uint64_t offset, uint64_t bytes, cons
   channel_->send(rank, kTagRequest, std::move(message));
 }
 
+// A send buffer MPI is done with, if there is one now (an answer never waits for one: see below).
+Proxy::SendBuffer* Proxy::idle_send_buffer() {
+  for (SendBuffer& b : send_buffers_) {
+    if (!b.busy) return &b;
+  }
+  return nullptr;
+}
+
 // A send buffer MPI is done with. While all are in flight this thread keeps answering other proxies'
 // requests (which never wait for a send buffer), so the sends it waits for can complete.
 Proxy::SendBuffer& Proxy::free_send_buffer() {
   const auto started = std::chrono::steady_clock::now();
   for (;;) {
-    for (SendBuffer& b : send_buffers_) {
-      if (!b.busy) return b;
-    }
+    if (SendBuffer* b = idle_send_buffer()) return *b;
     channel_->progress();
     serve_messages();
     if (std::chrono::steady_clock::now() - started > std::chrono::seconds(60)) {
@@ -614,6 +620,12 @@ void Proxy::answer(int source, const char* message, size_t size) {
         std::memcpy(answer.data() + sizeof reply, old.data(), atomics * sizeof(uint64_t));
       } else if (carries) {
         backend_.proxy_copy(at, message + sizeof h, h.bytes);
+      } else if (SendBuffer* buffer = h.op == IRIS_PROXY_GET ? idle_send_buffer() : nullptr) {
+        // Straight from the heap into a pinned buffer, sent from there (a load's few bytes: below).
+        char* out = static_cast<char*>(buffer->memory.host);
+        std::memcpy(out, &reply, sizeof reply);
+        backend_.proxy_copy(out + sizeof reply, at, h.bytes);
+        return channel_->send_borrowed(source, kTagReply, out, sizeof reply + h.bytes, &buffer->busy);
       } else {
         answer.resize(sizeof reply + h.bytes);
         copy_out(answer.data() + sizeof reply, at, h.bytes);

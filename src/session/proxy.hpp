@@ -142,6 +142,7 @@ class Proxy {
   };
   std::vector<SendBuffer> send_buffers_;
   SendBuffer& free_send_buffer();
+  SendBuffer* idle_send_buffer();
   std::mutex transport_;  // the thread and the host's own transfers take turns on the window
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> served_{0};
