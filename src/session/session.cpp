@@ -215,6 +215,7 @@ Session& init(const InitOptions& options) {
     const NodeTransport transport = chosen_node_transport(comm, backend, session->nodes.nodes());
     session->proxy = std::make_unique<Proxy>(comm, backend, session->heap->local_base(), session->heap->size(),
                                              transport);
+    if (transport == NodeTransport::messages) backend.drain_before_copies(true);
     log::write(log::Level::info, format("iris.init: %d nodes, between them %s", session->nodes.nodes(),
                                         session->proxy->transport().c_str()));
   }

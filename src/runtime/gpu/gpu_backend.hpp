@@ -70,6 +70,7 @@ class GpuBackend : public Backend {
   void fill(void* device, const void* pattern, size_t pattern_bytes, size_t count) override;
   bool host_addressable() const override { return false; }
   void proxy_copy(void* dst, const void* src, size_t bytes) override;
+  void drain_before_copies(bool on) override { drain_before_copies_ = on; }
 
   void synchronize() override { wait_stream("waiting for the GPU"); }
   void select_stream(int which) override;
@@ -104,6 +105,7 @@ class GpuBackend : public Backend {
   }
   // Waits for everything enqueued on the stream (polling, so Ctrl-C works).
   void wait_stream(const char* what);
+  void drain_for_proxy();  // before a copy of the main thread: waits for launched work if drain_before_copies
   // Waits until `event` has happened.
   void wait_event(typename Api::Event event, const char* what);
   void throw_if_faulted() const { faults_.throw_if_faulted(); }
@@ -156,6 +158,7 @@ class GpuBackend : public Backend {
   typename Api::Stream second_stream_ = nullptr;
   typename Api::Event order_events_[2] = {nullptr, nullptr};
   bool second_selected_ = false;
+  bool drain_before_copies_ = false;  // drain_before_copies()
   bool second_unjoined_ = false;  // work went to the second stream since its last join
   FaultState faults_;
 

@@ -175,6 +175,12 @@ void GpuBackend<Api>::free_mapped_host(MappedHostBuffer& buffer) {
 // --- copies and fills ----------------------------------------------------------------------------------
 // Each waits for the stream, so none runs while it is captured: refused before anything is enqueued.
 
+// Backend::drain_before_copies says why.
+template <class Api>
+void GpuBackend<Api>::drain_for_proxy() {
+  if (drain_before_copies_) wait_stream("finishing launched work before a copy (a host proxy copies beside it)");
+}
+
 template <class Api>
 void GpuBackend<Api>::copy(Returned enqueued, const std::string& what) {
   check(enqueued, what, Errc::invalid_argument);
@@ -188,6 +194,7 @@ void GpuBackend<Api>::copy_to_host(void* host, const void* device, size_t bytes)
   throw_if_faulted();
   bind();
   join_second();
+  drain_for_proxy();
   copy(calls.copy_to_host(host, device, bytes, stream_),
        format("copying %s from GPU address %p to the host", human_bytes(bytes).c_str(), device));
 }
@@ -199,6 +206,7 @@ void GpuBackend<Api>::copy_from_host(void* device, const void* host, size_t byte
   throw_if_faulted();
   bind();
   join_second();
+  drain_for_proxy();
   copy(calls.copy_from_host(device, host, bytes, stream_),
        format("copying %s from the host to GPU address %p", human_bytes(bytes).c_str(), device));
 }
@@ -231,6 +239,7 @@ void GpuBackend<Api>::copy_device(void* dst, const void* src, size_t bytes) {
   throw_if_faulted();
   bind();
   join_second();
+  drain_for_proxy();
   copy(calls.copy_device(dst, src, bytes, stream_),
        format("copying %s from GPU address %p to %p", human_bytes(bytes).c_str(), src, dst));
 }
@@ -253,6 +262,7 @@ void GpuBackend<Api>::fill(void* device, const void* pattern, size_t pattern_byt
   throw_if_faulted();
   bind();
   join_second();
+  drain_for_proxy();
   const FillPlan plan = plan_fill(reinterpret_cast<uintptr_t>(device), pattern, pattern_bytes, count);
   const std::string what = format("filling %zu x %zu bytes at GPU address %p", count, pattern_bytes, device);
   switch (plan.method) {

@@ -516,6 +516,12 @@ TEST_CASE("copies and fills are enqueued, checked and waited for; a fill without
   backend.proxy_copy(device, host, sizeof host);
   backend.proxy_copy(device, host, 0);  // nothing to copy: no call
   CHECK(driver.calls == Calls{"cuStreamCreate", "cuMemcpyAsync", "cuStreamQuery", "cuMemcpyAsync", "cuStreamQuery"});
+  // Beside such a proxy, a copy of the main thread waits for the launched work before it is enqueued.
+  driver.calls.clear();
+  backend.drain_before_copies(true);
+  backend.copy_to_host(host, device, sizeof host);
+  backend.drain_before_copies(false);
+  CHECK(driver.calls == Calls{"cuStreamQuery", "cuMemcpyDtoHAsync", "cuStreamQuery"});
 
   driver.fail_next["cuMemcpyDtoDAsync"] = kInvalid;
   try {
