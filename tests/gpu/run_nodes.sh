@@ -31,7 +31,7 @@ for layout in "${layouts[@]}"; do
               "06_message_passing --size 1MiB --rounds 100"; do
     read -r script args <<<"$case"
     # shellcheck disable=SC2086
-    step "$script np$ranks nodes of $size" 60 env IRIS_NODE_SIZE="$size" mpirun --oversubscribe -np "$ranks" "$iris" \
+    step "$script np$ranks nodes of $size" 180 env IRIS_NODE_SIZE="$size" mpirun --oversubscribe -np "$ranks" "$iris" \
       "scripts/$script.lua" $args
   done
   step "nodes_bench np$ranks nodes of $size" 120 env IRIS_NODE_SIZE="$size" mpirun --oversubscribe -np "$ranks" "$iris" \

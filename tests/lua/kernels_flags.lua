@@ -23,16 +23,25 @@ __global__ void consume(const float* inbox, float* received, const uint64_t* fla
 __global__ void fill(float* data, long n, int rank, int round) {
   for (long i = threadIdx.x; i < n; i += blockDim.x) data[i] = static_cast<float>(rank * 100000 + round * 1000 + i % 1000);
 }
-// Counts device barriers: each rank adds 1 to every rank's counter, then everyone must see world.
-__global__ void arrive(int32_t* counter, iris::Context ctx) {
-  for (int peer = 0; peer < ctx.world_size; ++peer) ctx.atomic_add(counter, 1, peer);
+// Counts device barriers: each rank adds 1 to every rank's count, then everyone must see world. The
+// ranks of this rank's node add to one word, those of other nodes to another (`counters + 1`): across
+// nodes on GPUs, other nodes' atomics are atomic with each other but not with a GPU's own on one word
+// (docs/multinode.md), so a word takes atomics from one side only.
+__global__ void arrive(int32_t* counters, const int32_t* node_of, iris::Context ctx) {
+  for (int peer = 0; peer < ctx.world_size; ++peer) {
+    ctx.atomic_add(counters + (node_of[peer] == node_of[ctx.rank] ? 0 : 1), 1, peer);
+  }
 }
-__global__ void check_arrivals(const int32_t* counter, int32_t* seen) { *seen = *counter; }
+__global__ void check_arrivals(const int32_t* counters, int32_t* seen) { *seen = counters[0] + counters[1]; }
 ]]
 
 local data, inbox, received = ctx:zeros(N), ctx:zeros(N), ctx:zeros(N)
 local flag = ctx:zeros(1, "uint64")
-local counter, seen = ctx:zeros(1, "int32"), ctx:zeros(1, "int32")
+local counter, seen = ctx:zeros(2, "int32"), ctx:zeros(1, "int32")
+local node_of = ctx:zeros(world, "int32")
+local nodes = {}
+for r = 0, world - 1 do nodes[r + 1] = require("ffi").C.iris_node_of(r) end
+node_of:copy(nodes)
 local previous = (rank - 1) % world
 for round = 1, ROUNDS do
   mod.fill:launch({ grid = 1, block = 128 }, data, N, rank, round)
@@ -48,7 +57,7 @@ for round = 1, ROUNDS do
     end
   end
   -- Device barrier between rounds: every rank's arrivals are visible after it.
-  mod.arrive:launch({ grid = 1, block = 1 }, counter, ctx)
+  mod.arrive:launch({ grid = 1, block = 1 }, counter, node_of, ctx)
   ctx:device_barrier()
   mod.check_arrivals:launch({ grid = 1, block = 1 }, counter, seen)
   local arrivals = seen:to_table()[1]
