@@ -103,6 +103,8 @@ void MessageChannel::receive_blocking(int peer, int tag, void* data, size_t byte
   } while (done < bytes);
 }
 
+bool MessageChannel::sending() const { return !m_->sends.empty(); }
+
 void MessageChannel::progress() {
   int flag = 0;
   MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, m_->comm, &flag, MPI_STATUS_IGNORE);

@@ -41,6 +41,8 @@ class MessageChannel {
   // Completes finished sends and lets MPI progress (also one-sided operations that target this rank,
   // where a component emulates them with messages).
   void progress();
+  // Sends MPI is not done with yet (as of the last progress()).
+  bool sending() const;
 
  private:
   struct Mpi;

@@ -816,9 +816,12 @@ void Proxy::run() {
     }
     if (!batch.empty() || messages) {
       idle_since = std::chrono::steady_clock::now();
-    } else if (awaiting_replies_ > 0 || std::chrono::steady_clock::now() - idle_since < std::chrono::milliseconds(2)) {
+    } else if (awaiting_replies_ > 0 || channel_->sending() ||
+               std::chrono::steady_clock::now() - idle_since < std::chrono::milliseconds(2)) {
       // A device thread waits for every answer, and a flag's answer often follows within microseconds:
-      // while answers are due, and for a while after the last work, give the core away but keep looking.
+      // while answers are due, while a message of this proxy is still on its way (MPI moves a large one
+      // only as its sender calls into MPI: a get's answer went at a fragment per 20 us sleep), and for a
+      // while after the last work, give the core away but keep looking.
       std::this_thread::yield();
     } else {
       std::this_thread::sleep_for(std::chrono::microseconds(20));  // idle: an idle rank costs nothing
