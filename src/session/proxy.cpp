@@ -620,12 +620,13 @@ void Proxy::answer(int source, const char* message, size_t size) {
         std::memcpy(answer.data() + sizeof reply, old.data(), atomics * sizeof(uint64_t));
       } else if (carries) {
         backend_.proxy_copy(at, message + sizeof h, h.bytes);
-      } else if (SendBuffer* buffer = h.op == IRIS_PROXY_GET ? idle_send_buffer() : nullptr) {
-        // Straight from the heap into a pinned buffer, sent from there (a load's few bytes: below).
-        char* out = static_cast<char*>(buffer->memory.host);
-        std::memcpy(out, &reply, sizeof reply);
-        backend_.proxy_copy(out + sizeof reply, at, h.bytes);
-        return channel_->send_borrowed(source, kTagReply, out, sizeof reply + h.bytes, &buffer->busy);
+      } else if (h.op == IRIS_PROXY_GET && !send_buffers_.empty()) {
+        // Straight from the heap into a pinned buffer, sent from there; while every buffer is on its way,
+        // the answer waits its turn (answer_gets) and this proxy goes on serving. Requests that are in
+        // flight together come from different device threads (each waits for its own), so their order
+        // is free. (A load's few bytes: below.)
+        waiting_gets_.push_back({source, h.id, h.offset, h.bytes});
+        return answer_gets();
       } else {
         answer.resize(sizeof reply + h.bytes);
         copy_out(answer.data() + sizeof reply, at, h.bytes);
@@ -659,6 +660,29 @@ void Proxy::atomics_here(const RequestHeader& h, const char* operands, uint64_t*
     old[k] = apply_atomic(words + k * width, h.type, h.atomic, pair.value, pair.compare);
   }
   if (words != at) backend_.proxy_copy(at, words, count * width);
+}
+
+// The gets waiting for a send buffer (answer), as far as buffers are idle.
+void Proxy::answer_gets() {
+  while (!waiting_gets_.empty()) {
+    SendBuffer* buffer = idle_send_buffer();
+    if (buffer == nullptr) return;
+    const WaitingGet get = waiting_gets_.front();
+    waiting_gets_.pop_front();
+    ReplyHeader reply{get.id, IRIS_PROXY_STATUS_OK, 0};
+    char* out = static_cast<char*>(buffer->memory.host);
+    try {
+      backend_.proxy_copy(out + sizeof reply, static_cast<char*>(heap_) + get.offset, get.bytes);
+    } catch (const std::exception& e) {
+      log::write(log::Level::error, format("rank %d's get at heap offset %llu failed here: %s", get.source,
+                                           static_cast<unsigned long long>(get.offset), e.what()));
+      reply.status = IRIS_PROXY_STATUS_FAILED;
+      channel_->send(get.source, kTagReply, &reply, sizeof reply);
+      continue;
+    }
+    std::memcpy(out, &reply, sizeof reply);
+    channel_->send_borrowed(get.source, kTagReply, out, sizeof reply + get.bytes, &buffer->busy);
+  }
 }
 
 void Proxy::finish_slot(uint64_t ticket, uint32_t status) {
@@ -722,6 +746,12 @@ bool Proxy::serve_messages() {
   while (channel_->receive(kTagReply, &source, in, kMessageBytes, &bytes)) {
     served = true;
     take_answer(in, bytes);
+  }
+  if (!waiting_gets_.empty()) {
+    channel_->progress();  // frees the send buffers MPI is done with
+    const size_t waiting = waiting_gets_.size();
+    answer_gets();
+    served = served || waiting_gets_.size() < waiting;
   }
   return served;
 }

@@ -13,6 +13,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -142,6 +143,12 @@ class Proxy {
   };
   std::vector<SendBuffer> send_buffers_;
   SendBuffer& free_send_buffer();
+  void answer_gets();
+  struct WaitingGet {
+    int source;
+    uint64_t id, offset, bytes;  // the request's
+  };
+  std::deque<WaitingGet> waiting_gets_;  // gets whose answers wait for a send buffer (answer)
   SendBuffer* idle_send_buffer();
   std::mutex transport_;  // the thread and the host's own transfers take turns on the window
   std::atomic<bool> stop_{false};
