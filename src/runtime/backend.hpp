@@ -145,8 +145,8 @@ class Backend {
   virtual void proxy_copy(void* dst, const void* src, size_t bytes);
   // With a proxy copying beside launched work: the main thread's copies and fills (above) are enqueued
   // only once the launched work is done. Enqueued behind a kernel that waits for the proxy, a copy
-  // held back the proxy's own copies in the same direction until the kernel gave up (2 x H200: a
-  // to_table() after a kernel waiting for a put across nodes; docs/multinode.md). No-op on the cpu backend.
+  // held back the proxy's own copies until the kernel gave up (2 x H200: a to_table() after kernels
+  // waiting for a put across nodes; docs/decisions.md). No-op on the cpu backend.
   virtual void drain_before_copies(bool on) { (void)on; }
 
   // Waits for all launched work; throws Error(device_fault) naming the kernels that were in flight.
