@@ -41,21 +41,27 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 
 // inp (n elements) into chunk (member index) of every member's out.
 template <class S>
-IRIS_DEVICE void all_gather_ll(const detail::OneWay ll, const Team team, const S* inp, S* out, int64_t n) {
+IRIS_DEVICE void all_gather_ll(const detail::OneWay& ll, const S* inp, S* out, int64_t n) {
   using namespace ::iris::ccl::detail;
-  const Words ws = words<S>(n);
-  S* mine = out + team.index * n;
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-    const uint64_t x = load_word(inp, w, n);
-    for (int i = 1; i < team.size; ++i) ll.send(ll.peer(i), 0, w, x);
-    if (mine != inp) store_word(mine, w, n, x);
+  S* mine = out + ll.index * n;
+  const Batch first = batches<S>(n);
+  uint64_t x[kBatch];
+  load_batch(inp, n, first, x);  // before the barrier: these loads overlap the call's set-up
+  ll.start();
+  for (Batch b = first; b.mask != 0;) {
+    for (int i = 1; i < ll.size; ++i) ll.send_batch(ll.peer(i), 0, b, 0, b.mask, x);
+    if (mine != inp) store_batch(mine, n, b, x);
+    if (!b.next()) break;
+    load_batch(inp, n, b, x);
   }
-  ll.exchange_headers(team);
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-    for (int i = 0; i < team.size; ++i) {
-      if (i != team.index) store_word(out + i * n, w, n, ll.receive(ll.member(i), 0, w));
+  for (Batch b = first; b.mask != 0; b.next()) {
+    for (int i = 0; i < ll.size; ++i) {
+      if (i == ll.index) continue;
+      ll.receive_batch(i, 0, b, 0, b.mask, x);
+      store_batch(out + i * n, n, b, x);
     }
   }
+  ll.finish();
 }
 
 }  // namespace
@@ -77,9 +83,7 @@ __global__ void ccl_all_gather(const void* inp, void* out, long rows, long cols,
 __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_all_gather(const void* inp, void* out, long count, int dtype, uint32_t group_lo,
                                   uint32_t group_hi, iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call& call = one_way_call(ctx, "ctx.ccl.all_gather", all_gather_call, group_lo, group_hi, variant::ll, dtype, 0, 0,
+  const OneWay ll = one_way_call(ctx, "ctx.ccl.all_gather", all_gather_call, group_lo, group_hi, variant::ll, dtype, 0, 0,
                                  count, out, nullptr);
-  const OneWay ll = one_way(call);
-  IRIS_CCL_FOR_SIZE(dtype, T, all_gather_ll<T>(ll, call.team, static_cast<const T*>(inp), static_cast<T*>(out), count))
-  call.finish();
+  IRIS_CCL_FOR_SIZE(dtype, T, all_gather_ll<T>(ll, static_cast<const T*>(inp), static_cast<T*>(out), count))
 }

@@ -42,64 +42,95 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 // ---- one way (variant ll; impl/ccl_ll.hpp) ----------------------------------------------------
 
 // Every member's inp to every other member; out = their reduction in member order (the same bits on
-// every rank). In place is safe: a thread writes out's word w after reading inp's.
+// every rank). In place is safe: a thread writes out's words after reading inp's. Out of line, as
+// ll_two_shot_run: each a function of its own per storage type, whose registers the compilers allot
+// apart (together, 1-byte types spilled to local memory).
 template <class S>
-IRIS_DEVICE void ll_one_shot(const detail::OneWay ll, const Team team, const S* inp, S* out, int64_t n, detail::Reduction r) {
+__device__ __noinline__ void ll_one_shot(const detail::OneWay ll, const S* inp, S* out, int64_t n, detail::Reduction r) {
   using namespace ::iris::ccl::detail;
-  const Words ws = words<S>(n);
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-    const uint64_t x = load_word(inp, w, n);
-    for (int i = 1; i < team.size; ++i) ll.send(ll.peer(i), 0, w, x);
+  const Batch first = batches<S>(n);
+  uint64_t own[kBatch];
+  load_batch(inp, n, first, own);  // before the barrier: these loads overlap the call's set-up
+  ll.start();
+  for (int i = 1; i < ll.size; ++i) ll.send_batch(ll.peer(i), 0, first, 0, first.mask, own);
+  for (Batch b = first; b.next();) {
+    uint64_t x[kBatch];
+    load_batch(inp, n, b, x);
+    for (int i = 1; i < ll.size; ++i) ll.send_batch(ll.peer(i), 0, b, 0, b.mask, x);
   }
-  ll.exchange_headers(team);
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-    WordValues<S> acc;
-    for (int i = 0; i < team.size; ++i) {
-      const int q = ll.member(i);
-      const uint64_t x = q == ll.me ? load_word(inp, w, n) : ll.receive(q, 0, w);
-      if (i == 0) {
-        acc.load(x, r);
-      } else {
-        acc.combine(x, r);
+  for (Batch b = first; b.mask != 0; b.next()) {
+    if (b.first != first.first) load_batch(inp, n, b, own);
+    BatchValues<S> acc;
+    for (int i = 0; i < ll.size; ++i) {
+      if (i == ll.index) {
+        acc.fold(i, b.mask, own, r);
+        continue;
       }
+      uint64_t x[kBatch];
+      ll.receive_batch(i, 0, b, 0, b.mask, x);
+      acc.fold(i, b.mask, x, r);
     }
-    store_word(out, w, n, acc.word(r));
+    acc.words(b.mask, r, own);
+    store_batch(out, n, b, own);
   }
+  ll.finish();
 }
 
 // Words cut into one chunk per member (chunk c: words [c * per, (c + 1) * per)). Member c's chunk of
 // every member's inp goes to member c (phase 0), which reduces it and sends the result to every member
 // (phase 1). Each member moves 2 (size - 1) / size of the message, in two one-way rounds.
 template <class S>
-IRIS_DEVICE void ll_two_shot_run(const detail::OneWay ll, const Team team, const S* inp, S* out, int64_t n, detail::Reduction r) {
+__device__ __noinline__ void ll_two_shot_run(const detail::OneWay ll, const S* inp, S* out, int64_t n, detail::Reduction r) {
   using namespace ::iris::ccl::detail;
-  const Words ws = words<S>(n);
-  const int64_t per = (ws.count + team.size - 1) / team.size;
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-    const int c = static_cast<int>(w / per);
-    if (c != team.index) ll.send(ll.member(c), 0, w - c * per, load_word(inp, w, n));
-  }
-  ll.exchange_headers(team);
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-    const int c = static_cast<int>(w / per);
-    if (c != team.index) continue;
-    WordValues<S> acc;
-    for (int i = 0; i < team.size; ++i) {
-      const uint64_t x = i == team.index ? load_word(inp, w, n) : ll.receive(ll.member(i), 0, w - c * per);
-      if (i == 0) {
-        acc.load(x, r);
-      } else {
-        acc.combine(x, r);
-      }
+  const Batch first = batches<S>(n);
+  const int per = (first.count + ll.size - 1) / ll.size;
+  uint64_t own[kBatch];
+  load_batch(inp, n, first, own);  // before the barrier: these loads overlap the call's set-up
+  ll.start();
+  // Phase 0: each word to its chunk's member (words of one batch may lie in different chunks).
+  for (Batch b = first; b.mask != 0; b.next()) {
+    uint64_t x[kBatch];
+    if (b.first == first.first) {
+      copy_batch(own, x);
+    } else {
+      load_batch(inp, n, b, x);
     }
-    const uint64_t y = acc.word(r);
-    for (int i = 1; i < team.size; ++i) ll.send(ll.peer(i), 1, w - c * per, y);
-    store_word(out, w, n, y);
+    for (int c = 0; c < ll.size; ++c) {
+      const unsigned m = chunk_mask(b, per, c);
+      if (c != ll.index && m != 0) ll.send_batch(c, 0, b, c * per, m, x);
+    }
   }
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-    const int c = static_cast<int>(w / per);
-    if (c != team.index) store_word(out, w, n, ll.receive(ll.member(c), 1, w - c * per));
+  // This member's chunk: reduced in member order, then to every member (phase 1).
+  const int shift = ll.index * per;
+  for (Batch b = first; b.mask != 0; b.next()) {
+    const unsigned m = chunk_mask(b, per, ll.index);
+    if (m == 0) continue;
+    if (b.first != first.first) load_batch(inp, n, b, m, own);
+    BatchValues<S> acc;
+    for (int i = 0; i < ll.size; ++i) {
+      if (i == ll.index) {
+        acc.fold(i, m, own, r);
+        continue;
+      }
+      uint64_t x[kBatch];
+      ll.receive_batch(i, 0, b, shift, m, x);
+      acc.fold(i, m, x, r);
+    }
+    acc.words(m, r, own);
+    for (int i = 1; i < ll.size; ++i) ll.send_batch(ll.peer(i), 1, b, shift, m, own);
+    store_batch(out, n, b, m, own);
   }
+  // The other chunks, from their members.
+  for (Batch b = first; b.mask != 0; b.next()) {
+    for (int c = 0; c < ll.size; ++c) {
+      const unsigned m = chunk_mask(b, per, c);
+      if (c == ll.index || m == 0) continue;
+      uint64_t x[kBatch];
+      ll.receive_batch(c, 1, b, c * per, m, x);
+      store_batch(out, n, b, m, x);
+    }
+  }
+  ll.finish();
 }
 
 }  // namespace
@@ -123,24 +154,22 @@ __global__ void ccl_all_reduce(const void* inp, void* out, long rows, long cols,
 // One kernel for every element type behind a switch: a kernel of float32 alone was no faster on an
 // H200 (docs/perf.md, "The fixed cost of a call, again").
 template <class T>
-IRIS_DEVICE void ll_all_reduce(const void* inp, void* out, long count, int dtype, int op, int variant, uint32_t group_lo,
-                               uint32_t group_hi, const iris::Context& ctx) {
+IRIS_DEVICE void ll_all_reduce(const detail::OneWay& ll, const void* inp, void* out, long count, int op, int variant) {
   using namespace ::iris::ccl::detail;
   typedef typename storage<T>::type S;
-  const Call& call = one_way_call(ctx, "ctx.ccl.all_reduce", all_reduce_call, group_lo, group_hi, variant, dtype, op, 0,
-                                  count, inp, out);
-  const OneWay ll = one_way(call);
   const Reduction r = reduction<T>(static_cast<Op>(op));
   if (variant == variant::ll_two_shot) {
-    ll_two_shot_run<S>(ll, call.team, static_cast<const S*>(inp), static_cast<S*>(out), count, r);
+    ll_two_shot_run<S>(ll, static_cast<const S*>(inp), static_cast<S*>(out), count, r);
   } else {
-    ll_one_shot<S>(ll, call.team, static_cast<const S*>(inp), static_cast<S*>(out), count, r);
+    ll_one_shot<S>(ll, static_cast<const S*>(inp), static_cast<S*>(out), count, r);
   }
-  call.finish();
 }
 
 __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_all_reduce(const void* inp, void* out, long count, int dtype, int op,
                                                          int variant, uint32_t group_lo, uint32_t group_hi,
                                                          iris::Context ctx) {
-  IRIS_CCL_FOR_DTYPE(dtype, T, ll_all_reduce<T>(inp, out, count, dtype, op, variant, group_lo, group_hi, ctx))
+  using namespace ::iris::ccl::detail;
+  const OneWay ll = one_way_call(ctx, "ctx.ccl.all_reduce", all_reduce_call, group_lo, group_hi, variant, dtype, op, 0,
+                                 count, inp, out);
+  IRIS_CCL_FOR_DTYPE(dtype, T, ll_all_reduce<T>(ll, inp, out, count, op, variant))
 }

@@ -26,22 +26,30 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 
 // Chunk j of inp to chunk (this member's index) of member j's out.
 template <class S>
-IRIS_DEVICE void all_to_all_ll(const detail::OneWay ll, const Team team, const S* inp, S* out, int64_t n) {
+IRIS_DEVICE void all_to_all_ll(const detail::OneWay& ll, const S* inp, S* out, int64_t n) {
   using namespace ::iris::ccl::detail;
-  const Words ws = words<S>(n);
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-    for (int i = 1; i < team.size; ++i) {
-      const int j = (team.index + i) % team.size;
-      ll.send(ll.member(j), 0, w, load_word(inp + j * n, w, n));
+  const Batch first = batches<S>(n);
+  const int next = ll.index + 1 == ll.size ? 0 : ll.index + 1;  // the first member sent to
+  uint64_t x[kBatch];
+  load_batch(inp + next * n, n, first, x);  // before the barrier: these loads overlap the call's set-up
+  ll.start();
+  for (Batch b = first; b.mask != 0; b.next()) {
+    for (int i = 1; i < ll.size; ++i) {
+      const int j = (ll.index + i) % ll.size;
+      if (i > 1 || b.first != first.first) load_batch(inp + j * n, n, b, x);
+      ll.send_batch(j, 0, b, 0, b.mask, x);
     }
-    store_word(out + team.index * n, w, n, load_word(inp + team.index * n, w, n));
+    load_batch(inp + ll.index * n, n, b, x);
+    store_batch(out + ll.index * n, n, b, x);
   }
-  ll.exchange_headers(team);
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-    for (int i = 0; i < team.size; ++i) {
-      if (i != team.index) store_word(out + i * n, w, n, ll.receive(ll.member(i), 0, w));
+  for (Batch b = first; b.mask != 0; b.next()) {
+    for (int i = 0; i < ll.size; ++i) {
+      if (i == ll.index) continue;
+      ll.receive_batch(i, 0, b, 0, b.mask, x);
+      store_batch(out + i * n, n, b, x);
     }
   }
+  ll.finish();
 }
 
 }  // namespace
@@ -63,9 +71,7 @@ __global__ void ccl_all_to_all(const void* inp, void* out, long rows, long cols,
 __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_all_to_all(const void* inp, void* out, long count, int dtype, uint32_t group_lo,
                                   uint32_t group_hi, iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call& call = one_way_call(ctx, "ctx.ccl.all_to_all", all_to_all_call, group_lo, group_hi, variant::ll, dtype, 0, 0,
+  const OneWay ll = one_way_call(ctx, "ctx.ccl.all_to_all", all_to_all_call, group_lo, group_hi, variant::ll, dtype, 0, 0,
                                  count, inp, out);
-  const OneWay ll = one_way(call);
-  IRIS_CCL_FOR_SIZE(dtype, T, all_to_all_ll<T>(ll, call.team, static_cast<const T*>(inp), static_cast<T*>(out), count))
-  call.finish();
+  IRIS_CCL_FOR_SIZE(dtype, T, all_to_all_ll<T>(ll, static_cast<const T*>(inp), static_cast<T*>(out), count))
 }

@@ -72,20 +72,29 @@ __device__ __noinline__ void run(const detail::Call& call, T* data, long rows, l
 // The root's t to every other member. A receiver writes t only once every member has arrived: a member
 // it receives nothing from may still be reading t for an earlier call made with async = true.
 template <class S>
-IRIS_DEVICE void broadcast_ll(const detail::OneWay ll, const Team team, S* t, int64_t n, int root) {
+IRIS_DEVICE void broadcast_ll(const detail::OneWay& ll, S* t, int64_t n, int root) {
   using namespace ::iris::ccl::detail;
-  const Words ws = words<S>(n);
+  const Batch first = batches<S>(n);
+  uint64_t x[kBatch];
   if (ll.me == root) {
-    for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-      const uint64_t x = load_word(t, w, n);
-      for (int i = 1; i < team.size; ++i) ll.send(ll.peer(i), 0, w, x);
+    load_batch(t, n, first, x);  // before the barrier: these loads overlap the call's set-up
+    ll.start();
+    for (Batch b = first; b.mask != 0;) {
+      for (int i = 1; i < ll.size; ++i) ll.send_batch(ll.peer(i), 0, b, 0, b.mask, x);
+      if (!b.next()) break;
+      load_batch(t, n, b, x);
     }
-    ll.exchange_headers(team);
+    ll.finish();
     return;
   }
-  ll.exchange_headers(team);
-  ll.wait_members(team, 0, root);  // each word is written after the root's line for it came
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) store_word(t, w, n, ll.receive(root, 0, w));
+  ll.start();
+  const int from = ll.index_of(root);
+  const bool announced = ll.wait_members(from);  // each word is written after the root's line for it came
+  for (Batch b = first; b.mask != 0; b.next()) {
+    ll.receive_batch(from, 0, b, 0, b.mask, x);
+    store_batch(t, n, b, x);
+  }
+  ll.finish(announced);
 }
 
 }  // namespace
@@ -107,9 +116,7 @@ __global__ void ccl_broadcast(void* data, long rows, long cols, long stride, int
 __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_broadcast(void* data, long count, int dtype, int root, uint32_t group_lo, uint32_t group_hi,
                                   iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call& call = one_way_call(ctx, "ctx.ccl.broadcast", broadcast_call, group_lo, group_hi, variant::ll, dtype, 0,
+  const OneWay ll = one_way_call(ctx, "ctx.ccl.broadcast", broadcast_call, group_lo, group_hi, variant::ll, dtype, 0,
                                  root, count, data, nullptr);
-  const OneWay ll = one_way(call);
-  IRIS_CCL_FOR_SIZE(dtype, T, broadcast_ll<T>(ll, call.team, static_cast<T*>(data), count, root))
-  call.finish();
+  IRIS_CCL_FOR_SIZE(dtype, T, broadcast_ll<T>(ll, static_cast<T*>(data), count, root))
 }

@@ -28,24 +28,36 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 
 // Every member's inp (n elements) into chunk (its index) of the root's out.
 template <class S>
-IRIS_DEVICE void gather_ll(const detail::OneWay ll, const Team team, const S* inp, S* out, int64_t n, int root) {
+IRIS_DEVICE void gather_ll(const detail::OneWay& ll, const S* inp, S* out, int64_t n, int root) {
   using namespace ::iris::ccl::detail;
-  const Words ws = words<S>(n);
+  const Batch first = batches<S>(n);
+  uint64_t x[kBatch];
+  load_batch(inp, n, first, x);  // before the barrier: these loads overlap the call's set-up
+  ll.start();
   if (ll.me != root) {
-    for (int64_t w = ws.first; w < ws.count; w += ws.step) ll.send(root, 0, w, load_word(inp, w, n));
-    ll.exchange_headers(team);
+    const int to = ll.index_of(root);
+    for (Batch b = first; b.mask != 0;) {
+      ll.send_batch(to, 0, b, 0, b.mask, x);
+      if (!b.next()) break;
+      load_batch(inp, n, b, x);
+    }
+    ll.finish();
     return;
   }
   // The root's own chunk is written last for each word: only once every member's line for it came (each
   // sent it after its previous kernel ended, so none still reads the root's out for an async call).
-  S* mine = out + team.index * n;
-  ll.exchange_headers(team);
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-    for (int i = 0; i < team.size; ++i) {
-      if (i != team.index) store_word(out + i * n, w, n, ll.receive(ll.member(i), 0, w));
+  S* mine = out + ll.index * n;
+  for (Batch b = first; b.mask != 0; b.next()) {
+    if (b.first != first.first) load_batch(inp, n, b, x);
+    for (int i = 0; i < ll.size; ++i) {
+      if (i == ll.index) continue;
+      uint64_t y[kBatch];
+      ll.receive_batch(i, 0, b, 0, b.mask, y);
+      store_batch(out + i * n, n, b, y);
     }
-    if (mine != inp) store_word(mine, w, n, load_word(inp, w, n));
+    if (mine != inp) store_batch(mine, n, b, x);
   }
+  ll.finish();
 }
 
 }  // namespace
@@ -71,9 +83,7 @@ __global__ void ccl_gather(const void* inp, void* out, long rows, long cols, lon
 __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_gather(const void* inp, void* out, long count, int dtype, int root,
                                                       uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call& call = one_way_call(ctx, "ctx.ccl.gather", gather_call, group_lo, group_hi, variant::ll, dtype, 0, root,
+  const OneWay ll = one_way_call(ctx, "ctx.ccl.gather", gather_call, group_lo, group_hi, variant::ll, dtype, 0, root,
                                  count, out, nullptr);
-  const OneWay ll = one_way(call);
-  IRIS_CCL_FOR_SIZE(dtype, T, gather_ll<T>(ll, call.team, static_cast<const T*>(inp), static_cast<T*>(out), count, root))
-  call.finish();
+  IRIS_CCL_FOR_SIZE(dtype, T, gather_ll<T>(ll, static_cast<const T*>(inp), static_cast<T*>(out), count, root))
 }

@@ -7,7 +7,8 @@ namespace {
 
 using namespace iris::ccl;
 
-// The spin of a line that was not there at the first look, out of line as OneWay::receive's.
+// The spin of a line that was not there at the first look, out of line as OneWay::receive_batch's
+// (impl/ccl_ll.hpp, wait_lines).
 __device__ __noinline__ uint64_t wait_line(const detail::P2p& p, const detail::Line* line) {
   uint64_t data = 0;
   detail::spin_until([&] { return detail::line_load(line, p.flag(), data); },

@@ -37,31 +37,42 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 
 // ---- one way (variant ll; impl/ccl_ll.hpp) ----------------------------------------------------
 
-// Every member's inp to the root, which reduces them in member order (the bits all_reduce gives).
+// Every member's inp to the root, which reduces them in member order (the bits all_reduce gives). Out
+// of line: a function of its own per storage type, whose registers the compilers allot apart (inline
+// behind the dtype switch, they spilled to local memory).
 template <class S>
-IRIS_DEVICE void reduce_ll(const detail::OneWay ll, const Team team, const S* inp, S* out, int64_t n, int root,
-                           detail::Reduction r) {
+__device__ __noinline__ void reduce_ll(const detail::OneWay ll, const S* inp, S* out, int64_t n, int root, detail::Reduction r) {
   using namespace ::iris::ccl::detail;
-  const Words ws = words<S>(n);
+  const Batch first = batches<S>(n);
+  uint64_t x[kBatch];
+  load_batch(inp, n, first, x);  // before the barrier: these loads overlap the call's set-up
+  ll.start();
   if (ll.me != root) {
-    for (int64_t w = ws.first; w < ws.count; w += ws.step) ll.send(root, 0, w, load_word(inp, w, n));
-    ll.exchange_headers(team);
+    const int to = ll.index_of(root);
+    for (Batch b = first; b.mask != 0;) {
+      ll.send_batch(to, 0, b, 0, b.mask, x);
+      if (!b.next()) break;
+      load_batch(inp, n, b, x);
+    }
+    ll.finish();
     return;
   }
-  ll.exchange_headers(team);
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-    WordValues<S> acc;
-    for (int i = 0; i < team.size; ++i) {
-      const int q = ll.member(i);
-      const uint64_t x = q == root ? load_word(inp, w, n) : ll.receive(q, 0, w);
-      if (i == 0) {
-        acc.load(x, r);
-      } else {
-        acc.combine(x, r);
+  for (Batch b = first; b.mask != 0; b.next()) {
+    if (b.first != first.first) load_batch(inp, n, b, x);
+    BatchValues<S> acc;
+    for (int i = 0; i < ll.size; ++i) {
+      if (i == ll.index) {
+        acc.fold(i, b.mask, x, r);
+        continue;
       }
+      uint64_t y[kBatch];
+      ll.receive_batch(i, 0, b, 0, b.mask, y);
+      acc.fold(i, b.mask, y, r);
     }
-    store_word(out, w, n, acc.word(r));
+    acc.words(b.mask, r, x);
+    store_batch(out, n, b, x);
   }
+  ll.finish();
 }
 
 }  // namespace
@@ -87,9 +98,7 @@ __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_reduce(const void* inp, void* out
                                                       int root, uint32_t group_lo, uint32_t group_hi,
                                                       iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call& call = one_way_call(ctx, "ctx.ccl.reduce", reduce_call, group_lo, group_hi, variant::ll, dtype, op, root,
+  const OneWay ll = one_way_call(ctx, "ctx.ccl.reduce", reduce_call, group_lo, group_hi, variant::ll, dtype, op, root,
                                  count, inp, out);
-  const OneWay ll = one_way(call);
-  IRIS_CCL_FOR_DTYPE(dtype, T, reduce_ll<typename storage<T>::type>(ll, call.team, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, root, reduction<T>(static_cast<Op>(op))))
-  call.finish();
+  IRIS_CCL_FOR_DTYPE(dtype, T, reduce_ll<typename storage<T>::type>(ll, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, root, reduction<T>(static_cast<Op>(op))))
 }

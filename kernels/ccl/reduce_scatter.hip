@@ -24,30 +24,41 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 
 // ---- one way (variant ll; impl/ccl_ll.hpp) ----------------------------------------------------
 
-// Chunk i of inp (n elements each) to member i, which reduces what it gets in member order.
+// Chunk i of inp (n elements each) to member i, which reduces what it gets in member order. Out of
+// line: a function of its own per storage type, whose registers the compilers allot apart (inline
+// behind the dtype switch, they spilled to local memory).
 template <class S>
-IRIS_DEVICE void reduce_scatter_ll(const detail::OneWay ll, const Team team, const S* inp, S* out, int64_t n, detail::Reduction r) {
+__device__ __noinline__ void reduce_scatter_ll(const detail::OneWay ll, const S* inp, S* out, int64_t n, detail::Reduction r) {
   using namespace ::iris::ccl::detail;
-  const Words ws = words<S>(n);
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-    for (int i = 1; i < team.size; ++i) {
-      const int j = (team.index + i) % team.size;
-      ll.send(ll.member(j), 0, w, load_word(inp + j * n, w, n));
+  const Batch first = batches<S>(n);
+  const int next = ll.index + 1 == ll.size ? 0 : ll.index + 1;  // the first member sent to
+  const S* own_chunk = inp + ll.index * n;
+  uint64_t x[kBatch], own[kBatch];
+  load_batch(inp + next * n, n, first, x);  // before the barrier: these loads overlap the call's set-up
+  load_batch(own_chunk, n, first, own);
+  ll.start();
+  for (Batch b = first; b.mask != 0; b.next()) {
+    for (int i = 1; i < ll.size; ++i) {
+      const int j = (ll.index + i) % ll.size;
+      if (i > 1 || b.first != first.first) load_batch(inp + j * n, n, b, x);
+      ll.send_batch(j, 0, b, 0, b.mask, x);
     }
   }
-  ll.exchange_headers(team);
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-    WordValues<S> acc;
-    for (int i = 0; i < team.size; ++i) {
-      const uint64_t x = i == team.index ? load_word(inp + i * n, w, n) : ll.receive(ll.member(i), 0, w);
-      if (i == 0) {
-        acc.load(x, r);
-      } else {
-        acc.combine(x, r);
+  for (Batch b = first; b.mask != 0; b.next()) {
+    if (b.first != first.first) load_batch(own_chunk, n, b, own);
+    BatchValues<S> acc;
+    for (int i = 0; i < ll.size; ++i) {
+      if (i == ll.index) {
+        acc.fold(i, b.mask, own, r);
+        continue;
       }
+      ll.receive_batch(i, 0, b, 0, b.mask, x);
+      acc.fold(i, b.mask, x, r);
     }
-    store_word(out, w, n, acc.word(r));
+    acc.words(b.mask, r, own);
+    store_batch(out, n, b, own);
   }
+  ll.finish();
 }
 
 }  // namespace
@@ -71,9 +82,7 @@ __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_reduce_scatter(const void* inp, v
                                       uint32_t group_hi,
                                       iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call& call = one_way_call(ctx, "ctx.ccl.reduce_scatter", reduce_scatter_call, group_lo, group_hi, variant::ll,
+  const OneWay ll = one_way_call(ctx, "ctx.ccl.reduce_scatter", reduce_scatter_call, group_lo, group_hi, variant::ll,
                                  dtype, op, 0, count, inp, nullptr);
-  const OneWay ll = one_way(call);
-  IRIS_CCL_FOR_DTYPE(dtype, T, reduce_scatter_ll<typename storage<T>::type>(ll, call.team, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, reduction<T>(static_cast<Op>(op))))
-  call.finish();
+  IRIS_CCL_FOR_DTYPE(dtype, T, reduce_scatter_ll<typename storage<T>::type>(ll, static_cast<const typename storage<T>::type*>(inp), static_cast<typename storage<T>::type*>(out), count, reduction<T>(static_cast<Op>(op))))
 }

@@ -28,26 +28,42 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 // has arrived (a member it hears nothing from may still be reading out for an earlier async call), and
 // so does the root for its own chunk.
 template <class S>
-IRIS_DEVICE void scatter_ll(const detail::OneWay ll, const Team team, const S* inp, S* out, int64_t n, int root) {
+IRIS_DEVICE void scatter_ll(const detail::OneWay& ll, const S* inp, S* out, int64_t n, int root) {
   using namespace ::iris::ccl::detail;
-  const Words ws = words<S>(n);
+  const Batch first = batches<S>(n);
+  uint64_t x[kBatch];
   if (ll.me == root) {
-    for (int64_t w = ws.first; w < ws.count; w += ws.step) {
-      for (int i = 1; i < team.size; ++i) {
-        const int j = (team.index + i) % team.size;
-        ll.send(ll.member(j), 0, w, load_word(inp + j * n, w, n));
+    const int next = ll.index + 1 == ll.size ? 0 : ll.index + 1;  // the first member sent to
+    load_batch(inp + next * n, n, first, x);  // before the barrier: these loads overlap the call's set-up
+    ll.start();
+    for (Batch b = first; b.mask != 0; b.next()) {
+      for (int i = 1; i < ll.size; ++i) {
+        const int j = (ll.index + i) % ll.size;
+        if (i > 1 || b.first != first.first) load_batch(inp + j * n, n, b, x);
+        ll.send_batch(j, 0, b, 0, b.mask, x);
       }
     }
-    ll.exchange_headers(team);
-    const S* mine = inp + team.index * n;
-    if (mine == out) return;
-    ll.wait_members(team, 0);
-    for (int64_t w = ws.first; w < ws.count; w += ws.step) store_word(out, w, n, load_word(mine, w, n));
+    const S* mine = inp + ll.index * n;
+    if (mine == out) {
+      ll.finish();
+      return;
+    }
+    const bool announced = ll.wait_members();
+    for (Batch b = first; b.mask != 0; b.next()) {
+      load_batch(mine, n, b, x);
+      store_batch(out, n, b, x);
+    }
+    ll.finish(announced);
     return;
   }
-  ll.exchange_headers(team);
-  ll.wait_members(team, 0, root);  // each word is written after the root's line for it came
-  for (int64_t w = ws.first; w < ws.count; w += ws.step) store_word(out, w, n, ll.receive(root, 0, w));
+  ll.start();
+  const int from = ll.index_of(root);
+  const bool announced = ll.wait_members(from);  // each word is written after the root's line for it came
+  for (Batch b = first; b.mask != 0; b.next()) {
+    ll.receive_batch(from, 0, b, 0, b.mask, x);
+    store_batch(out, n, b, x);
+  }
+  ll.finish(announced);
 }
 
 }  // namespace
@@ -70,9 +86,7 @@ __global__ void ccl_scatter(const void* inp, void* out, long rows, long cols, lo
 __global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_scatter(const void* inp, void* out, long count, int dtype, int root,
                                                        uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
   using namespace ::iris::ccl::detail;
-  const Call& call = one_way_call(ctx, "ctx.ccl.scatter", scatter_call, group_lo, group_hi, variant::ll, dtype, 0,
+  const OneWay ll = one_way_call(ctx, "ctx.ccl.scatter", scatter_call, group_lo, group_hi, variant::ll, dtype, 0,
                                  root, count, inp, nullptr);
-  const OneWay ll = one_way(call);
-  IRIS_CCL_FOR_SIZE(dtype, T, scatter_ll<T>(ll, call.team, static_cast<const T*>(inp), static_cast<T*>(out), count, root))
-  call.finish();
+  IRIS_CCL_FOR_SIZE(dtype, T, scatter_ll<T>(ll, static_cast<const T*>(inp), static_cast<T*>(out), count, root))
 }

@@ -3,6 +3,7 @@
 -- views at odd element offsets, in place, back-to-back calls of every size and variant without
 -- barriers (the staging's parities and credits), groups, and what they refuse.
 package.path = arg[0]:match("^(.*/)") .. "../lua_helpers/?.lua;" .. package.path
+local ffi = require "ffi"
 local ref = require "ccl_reference"
 local check = require "check"
 
@@ -32,6 +33,14 @@ end
 iris.test("the staging is there, the same on every rank", function()
   check.truthy(staging, "a 16 MiB heap has a staging")
   check.same_on_all_ranks(ctx, staging.bytes, "staging bytes")
+end)
+
+-- A one-way call's set-up takes this rank's heap base from the Context's pointer to the heap bases
+-- table (device/iris/impl/ccl_call.hpp, own_heap_base) instead of loading it: the table must lie at
+-- offset 0 of this rank's own heap, which its own entry names.
+iris.test("the Context's heap bases pointer is this rank's heap base", function()
+  local bases = ctx:heap_bases()
+  check.equal(tonumber(ffi.cast("uintptr_t", bases:data_ptr())), bases:get(me + 1), "heap_bases points at this rank's heap")
 end)
 
 for _, variant in ipairs { "ll", "ll_two_shot" } do

@@ -19,7 +19,7 @@ constexpr int kLocks = IRIS_CCL_LOCKS;
 // and `epoch` is equal. The fused ops (ctx.ops, impl/ops_call.hpp) describe M x N x K instead.
 struct CallDescriptor {
   uint64_t seq;     // the caller's call number (its own count of ctx.ccl and ctx.ops calls, kept on the device)
-  uint64_t epoch;   // the pair epoch with the rank it is written to
+  uint64_t epoch;   // the pair epoch with the rank it is written to (word 1: OneWay::send_headers)
   uint64_t count;   // elements of the caller's input (ops: K)
   uint64_t rows;    // rows of the view the kernel tiles, 1 for 1-D (ops: M)
   uint64_t cols;    // 0 (ops: N)
@@ -252,6 +252,15 @@ IRIS_DEVICE uint64_t call_hash(const CallDescriptor& d) {
 
 // ---- the call ------------------------------------------------------------------------------------
 
+// This rank's heap base without a load: the heap bases table lies at offset 0 of every heap
+// (src/heap/layout.hpp), and a kernel's Context points at this rank's own table (kernel.lua fills it
+// from ctx:heap_bases(); tests/lua/ccl_one_way.lua checks the two agree). A call's set-up computes its
+// state's and staging's addresses from it, instead of loading heap_bases[rank] before anything else.
+IRIS_DEVICE uintptr_t own_heap_base(const Context& ctx) { return reinterpret_cast<uintptr_t>(ctx.heap_bases); }
+IRIS_DEVICE CallState* call_state(const Context& ctx) {
+  return reinterpret_cast<CallState*>(own_heap_base(ctx) + IRIS_CCL_STATE_OFFSET);
+}
+
 struct Call {
   Team team;
   CallState* state;  // this rank's
@@ -310,10 +319,12 @@ struct Call {
   }
 
   // The last block's bookkeeping for the next call: pair epochs, and the deliveries (`blocks` from
-  // each peer; none for a one-way call) its completion will wait for.
-  IRIS_DEVICE void account(uint64_t blocks) const {
+  // each peer; none for a one-way call) its completion will wait for. By the threads first, first +
+  // step, ... (the block's, or a one-way call's control warp).
+  IRIS_DEVICE void account(uint64_t blocks) const { account(blocks, thread_index(), thread_count()); }
+  IRIS_DEVICE void account(uint64_t blocks, int first, int step) const {
     const int me = team.rank();
-    for (int q = thread_index(); q < team.ctx.world_size; q += thread_count()) {
+    for (int q = first; q < team.ctx.world_size; q += step) {
       const bool member = (team.members >> q) & 1u;
       state->pair_epoch[seq & 1][q] = state->pair_epoch[(seq - 1) & 1][q] + (member ? 1 : 0);
       state->expected[seq & 1][q] = state->expected[(seq - 1) & 1][q] + (member && q != me ? blocks : 0);
@@ -344,7 +355,14 @@ struct Call {
   // this call, after every block of it has read the old count.
   IRIS_DEVICE void finish() const {
     __syncthreads();
-    if (thread_index() != 0) return;
+    if (thread_index() == 0) count();
+  }
+
+  // The counting itself, by one thread of each block once every thread of its block has read `calls`
+  // (a barrier after the reads): a block says it is done with the count, and the last of the call's
+  // blocks to say so stores the new one. A one-way call counts right after its set-up's barrier
+  // (ccl_ll.hpp, OneWay::start), off the data's way: the next call's kernel starts after this one ends.
+  IRIS_DEVICE void count() const {
     if (gridDim.x == 1) {  // the one block has read the count: no other to wait for
       ::iris::detail::atomic_store(&state->calls, seq, relaxed, gpu);
       return;
@@ -409,8 +427,7 @@ struct Call {
 
   // This rank's one-way staging (impl/ccl_lines.hpp), where the host put it.
   IRIS_DEVICE Staging staging() const {
-    const uintptr_t base = static_cast<uintptr_t>(team.ctx.heap_bases[team.rank()]);
-    return Staging{reinterpret_cast<unsigned char*>(base + state->staging), state->slot_bytes};
+    return Staging{reinterpret_cast<unsigned char*>(own_heap_base(team.ctx) + state->staging), state->slot_bytes};
   }
 
   // The descriptor q sent in the header of its one-way call at `epoch` (impl/ccl_ll.hpp): the words of
@@ -466,16 +483,15 @@ struct Shared {
   int64_t stride;
 };
 
-// Sets up the call: the members, this rank's descriptor (the layout hash from the shared tensors' heap
-// offsets and strides).
-IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int collective, uint64_t group, int variant, int dtype, int op, int root, uint64_t count, uint64_t rows, int dim,
-                           int block_m, int block_n, Shared a, Shared b) {
+// Sets up call number `seq`: the members, this rank's descriptor (the layout hash from the shared
+// tensors' heap offsets and strides).
+IRIS_DEVICE Call make_call(const Context& ctx, uint64_t seq, const char* name, int collective, uint64_t group, int variant,
+                           int dtype, int op, int root, uint64_t count, uint64_t rows, int dim, int block_m, int block_n,
+                           Shared a, Shared b) {
   Call c;
   c.team = team(ctx, group);
-  const uintptr_t base = static_cast<uintptr_t>(ctx.heap_bases[ctx.rank]);
-  c.state = reinterpret_cast<CallState*>(base + IRIS_CCL_STATE_OFFSET);
-  // A plain read: an earlier kernel wrote it (Call::finish), and the loads after it need not wait.
-  const uint64_t seq = c.state->calls + 1;
+  const uintptr_t base = own_heap_base(ctx);
+  c.state = call_state(ctx);
   c.seq = seq;
   c.name = name;
   CallDescriptor& d = c.mine;
@@ -499,6 +515,15 @@ IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int collective,
   d.tiling = static_cast<uint32_t>(block_m) << 16 | static_cast<uint32_t>(block_n);
   d.grid = static_cast<uint32_t>(gridDim.x) << 8 | static_cast<uint32_t>(dim);
   return c;
+}
+
+// The same for the call this kernel makes: the one after the rank's last counted call. A plain read of
+// the counter: an earlier kernel wrote it (Call::count), and the loads after it need not wait.
+IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int collective, uint64_t group, int variant, int dtype,
+                           int op, int root, uint64_t count, uint64_t rows, int dim, int block_m, int block_n, Shared a,
+                           Shared b) {
+  return make_call(ctx, call_state(ctx)->calls + 1, name, collective, group, variant, dtype, op, root, count, rows, dim,
+                   block_m, block_n, a, b);
 }
 
 // The Sync of the host collectives: kReady is the arrival (every block waited for it in begin()) and

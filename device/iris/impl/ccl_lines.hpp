@@ -14,6 +14,9 @@ struct alignas(16) Line {
   uint32_t lo, flag_lo, hi, flag_hi;
 };
 
+// line_fetch loads a line as it is, and line_holds compares its epochs apart: a batch of lines is fetched
+// with no comparison in between, so that their loads are in flight together (impl/ccl_ll.hpp,
+// OneWay::receive_batch).
 #if defined(IRIS_PLATFORM_CUDA)
 // One 16-byte access each way: a warp's lines to one peer leave as whole 512-byte runs.
 IRIS_DEVICE void line_store(Line* p, uint64_t data, uint32_t flag) {
@@ -21,14 +24,11 @@ IRIS_DEVICE void line_store(Line* p, uint64_t data, uint32_t flag) {
                "r"(flag), "r"(static_cast<uint32_t>(data >> 32)), "r"(flag)
                : "memory");
 }
-IRIS_DEVICE bool line_load(const Line* p, uint32_t flag, uint64_t& data) {
-  uint32_t lo, flag_lo, hi, flag_hi;
+IRIS_DEVICE void line_fetch(const Line* p, Line& v) {
   asm volatile("ld.volatile.global.v4.u32 {%0, %1, %2, %3}, [%4];"
-               : "=r"(lo), "=r"(flag_lo), "=r"(hi), "=r"(flag_hi)
+               : "=r"(v.lo), "=r"(v.flag_lo), "=r"(v.hi), "=r"(v.flag_hi)
                : "l"(p)
                : "memory");
-  data = static_cast<uint64_t>(hi) << 32 | lo;
-  return flag_lo == flag && flag_hi == flag;
 }
 #else
 // Elsewhere each half is a relaxed 8-byte atomic at system scope: the same guarantee.
@@ -37,14 +37,28 @@ IRIS_DEVICE void line_store(Line* p, uint64_t data, uint32_t flag) {
   ::iris::detail::atomic_store(half, static_cast<unsigned long long>(flag) << 32 | (data & 0xffffffffull), relaxed, sys);
   ::iris::detail::atomic_store(half + 1, static_cast<unsigned long long>(flag) << 32 | (data >> 32), relaxed, sys);
 }
-IRIS_DEVICE bool line_load(const Line* p, uint32_t flag, uint64_t& data) {
+IRIS_DEVICE void line_fetch(const Line* p, Line& v) {
   const unsigned long long* half = reinterpret_cast<const unsigned long long*>(p);
   const unsigned long long a = ::iris::detail::atomic_load(half, relaxed, sys);
   const unsigned long long b = ::iris::detail::atomic_load(half + 1, relaxed, sys);
-  data = (b & 0xffffffffull) << 32 | (a & 0xffffffffull);
-  return static_cast<uint32_t>(a >> 32) == flag && static_cast<uint32_t>(b >> 32) == flag;
+  v.lo = static_cast<uint32_t>(a);
+  v.flag_lo = static_cast<uint32_t>(a >> 32);
+  v.hi = static_cast<uint32_t>(b);
+  v.flag_hi = static_cast<uint32_t>(b >> 32);
 }
 #endif
+
+// Whether a fetched line carries `flag` in both halves (then `data` is its 8 bytes).
+IRIS_DEVICE bool line_holds(const Line& v, uint32_t flag, uint64_t& data) {
+  data = static_cast<uint64_t>(v.hi) << 32 | v.lo;
+  return v.flag_lo == flag && v.flag_hi == flag;
+}
+
+IRIS_DEVICE bool line_load(const Line* p, uint32_t flag, uint64_t& data) {
+  Line v;
+  line_fetch(p, v);
+  return line_holds(v, flag, data);
+}
 
 // A slot: kHeaderLines lines of header (line 0: a hash of the sender's call descriptor; lines 1 to
 // kDescriptorLines: the descriptor itself, a word a line), then the data lines. The host sizes the
