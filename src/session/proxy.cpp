@@ -32,6 +32,11 @@ namespace {
 
 using comm::RmaWindow;
 
+double median(std::vector<double> samples) {
+  std::sort(samples.begin(), samples.end());
+  return samples.empty() ? 0.0 : samples[samples.size() / 2];
+}
+
 uint64_t load_acquire(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 void store_release(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 
@@ -88,6 +93,7 @@ struct OperandPair {
 constexpr uint64_t kMessagePiece = uint64_t(4) << 20;
 // The largest message: a piece and its header.
 constexpr size_t kMessageBytes = kMessagePiece + 64;
+uint64_t piece_count(uint64_t bytes) { return (bytes + kMessagePiece - 1) / kMessagePiece; }
 // Puts' pieces in flight at once from one proxy (Proxy::send_buffers_): enough to keep the transport
 // busy while the next piece is copied out of the GPU.
 constexpr size_t kSendBuffers = 4;
@@ -123,12 +129,10 @@ Proxy::Proxy(comm::Comm& comm, runtime::Backend& backend, void* heap, size_t hea
     // atomics other nodes send: MPI's accumulates are atomic only among themselves, not with the device's
     // own atomics on the same word (docs/decisions.md).
     target_applies_atomics_ = backend.host_addressable();
-  } else {
-    target_applies_atomics_ = true;  // the target's proxy applies every request
   }
   incoming_ = backend.allocate_mapped_host(kMessageBytes);
-  bounce_ = backend.allocate_mapped_host(kMessageBytes);
-  if (kind_ == NodeTransport::messages) {
+  if (kind_ == NodeTransport::messages) {  // (one_sided moves no bytes through the proxies' own buffers)
+    bounce_ = backend.allocate_mapped_host(kMessageBytes);
     send_buffers_.resize(kSendBuffers);
     for (SendBuffer& b : send_buffers_) b.memory = backend.allocate_mapped_host(kMessageBytes);
   }
@@ -333,8 +337,7 @@ double Proxy::ping_pong(int peer, int rounds) {
     }
     trips.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  std::sort(trips.begin(), trips.end());
-  return trips.empty() ? 0.0 : trips[trips.size() / 2];
+  return median(std::move(trips));
 }
 
 double Proxy::bulk_send(int peer, size_t bytes, int rounds, bool sender) {
@@ -353,8 +356,7 @@ double Proxy::bulk_send(int peer, size_t bytes, int rounds, bool sender) {
     }
     times.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
-  std::sort(times.begin(), times.end());
-  return times.empty() ? 0.0 : times[times.size() / 2];
+  return median(std::move(times));
 }
 
 // Atomics on 2-byte floats through the transport: MPI has no such type, so a compare-and-swap loop on
@@ -399,6 +401,24 @@ void Proxy::transport_atomic(abi::ProxySlot& slot) {
   }
 }
 
+// The run of loads or stores that starts at batch[i]: the slots after it with the same operation on the
+// next bytes of the same rank (a block's threads on consecutive elements), which travel as one transfer.
+// Copies the run's values into `values`; *bytes = the run's length. Returns one past its last slot.
+size_t Proxy::gather_run(const std::vector<uint64_t>& batch, size_t i, char* values, uint64_t* bytes) const {
+  const abi::ProxySlot& slot = ring_->slots[batch[i] % IRIS_PROXY_RING_SLOTS];
+  uint64_t end = slot.offset + slot.bytes;
+  std::memcpy(values, slot.value, slot.bytes);
+  size_t j = i + 1;
+  for (; j < batch.size(); ++j) {
+    const abi::ProxySlot& next = ring_->slots[batch[j] % IRIS_PROXY_RING_SLOTS];
+    if (next.op != slot.op || next.rank != slot.rank || next.offset != end || outside(next)) break;
+    std::memcpy(values + (end - slot.offset), next.value, next.bytes);
+    end += next.bytes;
+  }
+  *bytes = end - slot.offset;
+  return j;
+}
+
 // Issues the batch's requests with the transport, then completes them (one flush per target). Loads and
 // stores of consecutive addresses of one rank (a block's threads on consecutive elements) travel as one
 // transfer. Atomics the target's proxy applies are sent to it and complete when its answer comes.
@@ -418,18 +438,9 @@ void Proxy::serve(const std::vector<uint64_t>& batch) {
       continue;
     }
     if (slot.op == IRIS_PROXY_LOAD || slot.op == IRIS_PROXY_STORE) {
-      size_t j = i + 1;
-      uint64_t end = slot.offset + slot.bytes;
       char* run = staging_.data() + at;
-      std::memcpy(run, slot.value, slot.bytes);
-      while (j < batch.size()) {
-        const abi::ProxySlot& next = ring_->slots[batch[j] % IRIS_PROXY_RING_SLOTS];
-        if (next.op != slot.op || next.rank != slot.rank || next.offset != end || outside(next)) break;
-        std::memcpy(run + (end - slot.offset), next.value, next.bytes);
-        end += next.bytes;
-        ++j;
-      }
-      const size_t bytes = end - slot.offset;
+      uint64_t bytes = 0;
+      const size_t j = gather_run(batch, i, run, &bytes);
       if (slot.op == IRIS_PROXY_STORE) {
         window_->put(run, bytes, slot.rank, slot.offset);
       } else {
@@ -479,21 +490,13 @@ void Proxy::serve_by_messages(const std::vector<uint64_t>& batch) {
       continue;
     }
     if (slot.op == IRIS_PROXY_LOAD || slot.op == IRIS_PROXY_STORE) {
-      size_t j = i + 1;
-      uint64_t end = slot.offset + slot.bytes;
       staging_.resize(batch.size() * 16);
-      std::memcpy(staging_.data(), slot.value, slot.bytes);
-      while (j < batch.size()) {
-        const abi::ProxySlot& next = ring_->slots[batch[j] % IRIS_PROXY_RING_SLOTS];
-        if (next.op != slot.op || next.rank != slot.rank || next.offset != end || outside(next)) break;
-        std::memcpy(staging_.data() + (end - slot.offset), next.value, next.bytes);
-        end += next.bytes;
-        ++j;
-      }
+      uint64_t bytes = 0;
+      const size_t j = gather_run(batch, i, staging_.data(), &bytes);
       Outstanding run;
       run.ticket = batch[i];
       run.slots = static_cast<uint32_t>(j - i);
-      request(slot.rank, slot.op, slot.offset, end - slot.offset, staging_.data(), run);
+      request(slot.rank, slot.op, slot.offset, bytes, staging_.data(), run);
       i = j;
       continue;
     }
@@ -502,13 +505,10 @@ void Proxy::serve_by_messages(const std::vector<uint64_t>& batch) {
       if (slot.bytes == 0) {
         finish_slot(batch[i], IRIS_PROXY_STATUS_OK);
       } else {
-        pieces_left_[batch[i]] = (slot.bytes + kMessagePiece - 1) / kMessagePiece;
-        for (uint64_t done = 0; done < slot.bytes; done += kMessagePiece) {
-          Outstanding piece;
-          piece.ticket = batch[i];
-          if (slot.op == IRIS_PROXY_GET) piece.into = local + done;
-          request(slot.rank, slot.op, slot.offset + done, std::min(kMessagePiece, slot.bytes - done), local + done, piece);
-        }
+        pieces_left_[batch[i]] = piece_count(slot.bytes);
+        Outstanding piece;
+        piece.ticket = batch[i];
+        request_pieces(slot.rank, slot.op, slot.offset, local, slot.bytes, piece);
       }
     } else {  // atomics: a run of the same operation on consecutive words of one rank goes as one request
       const size_t width = atomic_bytes(slot.type);
@@ -526,6 +526,16 @@ void Proxy::serve_by_messages(const std::vector<uint64_t>& batch) {
       continue;
     }
     ++i;
+  }
+}
+
+// A block copy of `bytes` between `local` and (rank, offset), as requests of at most kMessagePiece that
+// each complete `piece` (a get's answers go into `local`, piece by piece). The caller has set its count
+// of pieces (piece_count) first: an answer may come while later pieces are still being sent.
+void Proxy::request_pieces(int rank, uint32_t op, uint64_t offset, char* local, uint64_t bytes, Outstanding piece) {
+  for (uint64_t done = 0; done < bytes; done += kMessagePiece) {
+    if (op == IRIS_PROXY_GET) piece.into = local + done;
+    request(rank, op, offset + done, std::min(kMessagePiece, bytes - done), local + done, piece);
   }
 }
 
@@ -762,7 +772,6 @@ bool Proxy::serve_messages() {
 void Proxy::transfer_by_messages(uint32_t op, int rank, uint64_t offset, void* local, size_t bytes) {
   uint64_t left = 0;
   uint32_t status = IRIS_PROXY_STATUS_OK;
-  char* at = static_cast<char*>(local);
   struct GiveUp {  // on the way out by an error: later answers find nothing to complete
     Proxy& proxy;
     uint64_t* left;
@@ -778,15 +787,12 @@ void Proxy::transfer_by_messages(uint32_t op, int rank, uint64_t offset, void* l
       }
     }
   } give_up{*this, &left};
-  for (uint64_t done = 0; done < bytes; done += kMessagePiece) {
-    Outstanding piece;
-    piece.slots = 0;
-    piece.host_left = &left;
-    piece.host_status = &status;
-    if (op == IRIS_PROXY_GET) piece.into = at + done;
-    ++left;
-    request(rank, op, offset + done, std::min<uint64_t>(kMessagePiece, bytes - done), at + done, piece);
-  }
+  Outstanding piece;
+  piece.slots = 0;
+  piece.host_left = &left;
+  piece.host_status = &status;
+  left = piece_count(bytes);
+  request_pieces(rank, op, offset, static_cast<char*>(local), bytes, piece);
   const std::string doing = format("waiting for rank %d's host proxy (a host copy across nodes)", rank);
   comm::hang::Wait wait(doing);
   while (left > 0) {

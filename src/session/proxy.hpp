@@ -106,6 +106,8 @@ class Proxy {
   void request(int rank, uint32_t op, uint64_t offset, uint64_t bytes, const void* payload, const Outstanding& waiting,
                uint32_t type = 0, uint32_t atomic = 0);
   void request_atomics(const std::vector<uint64_t>& batch, size_t first, size_t count);
+  void request_pieces(int rank, uint32_t op, uint64_t offset, char* local, uint64_t bytes, Outstanding piece);
+  size_t gather_run(const std::vector<uint64_t>& batch, size_t i, char* values, uint64_t* bytes) const;
   void atomics_here(const RequestHeader& h, const char* operands, uint64_t* old);
   void finish_slot(uint64_t ticket, uint32_t status);
   void transfer_by_messages(uint32_t op, int rank, uint64_t offset, void* local, size_t bytes);
@@ -119,7 +121,7 @@ class Proxy {
   void* heap_;
   size_t heap_bytes_;
   NodeTransport kind_;
-  bool target_applies_atomics_ = false;
+  bool target_applies_atomics_ = false;  // one_sided: atomics go to the target's proxy (the cpu backend)
   int64_t awaiting_replies_ = 0;  // requests sent to other ranks' proxies, not answered yet
   std::vector<char> staging_;  // loads and stores of one batch, gathered into transfers
   runtime::MappedHostBuffer ring_buffer_;

@@ -1,5 +1,7 @@
 #include "session/session.hpp"
 
+#include <functional>
+
 #include "comm/comm.hpp"
 #include "comm/hang_report.hpp"
 #include "core/env.hpp"
@@ -96,6 +98,20 @@ int ranks_on_device(const std::vector<RankDevice>& ranks, const std::vector<int>
   return count;
 }
 
+// Every rank announces `value` (`op`, a collective); ranks that asked differently are an error naming
+// rank 0's request and the first other one (`said` words them) and the setting to make alike.
+void require_alike(comm::Comm& comm, const char* op, uint64_t value, const char* things,
+                   const std::function<std::string(uint64_t)>& said, const char* setting) {
+  const std::vector<comm::Announcement> all = comm.announce(op, value);
+  for (size_t r = 1; r < all.size(); ++r) {
+    if (all[r].arg != all[0].arg) {
+      throw Error(Errc::environment, format("ranks asked different %s: rank 0 asked %s, rank %zu asked %s; set %s alike "
+                                            "on every rank",
+                                            things, said(all[0].arg).c_str(), r, said(all[r].arg).c_str(), setting));
+    }
+  }
+}
+
 // The node size the job asked for (iris.init{node_size=}, else IRIS_NODE_SIZE, else 0: one node per
 // host), the same on every rank, and the layout it gives.
 NodeLayout node_layout(comm::Comm& comm, const InitOptions& options, const std::vector<int>& host_of) {
@@ -105,15 +121,9 @@ NodeLayout node_layout(comm::Comm& comm, const InitOptions& options, const std::
     node_size = static_cast<int>(env::whole_number(env::Var::node_size, 1, 1u << 20, 0, "a whole number of ranks"));
     source = format("IRIS_NODE_SIZE=%d", node_size);
   }
-  const std::vector<comm::Announcement> all = comm.announce("iris.init(): nodes", static_cast<uint64_t>(node_size));
-  for (size_t r = 1; r < all.size(); ++r) {
-    if (all[r].arg != all[0].arg) {
-      const auto said = [](uint64_t n) { return n == 0 ? std::string("none (one node per host)") : std::to_string(n); };
-      throw Error(Errc::environment, format("ranks asked different node sizes: rank 0 asked %s, rank %zu asked %s; "
-                                            "set IRIS_NODE_SIZE (or iris.init{node_size=}) alike on every rank",
-                                            said(all[0].arg).c_str(), r, said(all[r].arg).c_str()));
-    }
-  }
+  require_alike(comm, "iris.init(): nodes", static_cast<uint64_t>(node_size), "node sizes",
+                [](uint64_t n) { return n == 0 ? std::string("none (one node per host)") : std::to_string(n); },
+                "IRIS_NODE_SIZE (or iris.init{node_size=})");
   return make_node_layout(host_of, node_size, source);
 }
 
@@ -124,18 +134,12 @@ NodeLayout node_layout(comm::Comm& comm, const InitOptions& options, const std::
 NodeTransport chosen_node_transport(comm::Comm& comm, runtime::Backend& backend, int nodes) {
   std::optional<NodeTransport> asked;
   heap::all_or_none(comm, "iris.init(): IRIS_NODE_TRANSPORT", [&] { asked = session::node_transport_from_environment(); });
-  const uint64_t code = asked ? static_cast<uint64_t>(*asked) + 1 : 0;
-  const std::vector<comm::Announcement> all = comm.announce("iris.init(): the transport between nodes", code);
-  const auto said = [](uint64_t c) {
-    return c == 0 ? std::string("auto") : std::string(node_transport_name(static_cast<NodeTransport>(c - 1)));
-  };
-  for (size_t r = 1; r < all.size(); ++r) {
-    if (all[r].arg != all[0].arg) {
-      throw Error(Errc::environment, format("ranks asked different transports between nodes: rank 0 asked %s, rank "
-                                            "%zu asked %s; set IRIS_NODE_TRANSPORT alike on every rank",
-                                            said(all[0].arg).c_str(), r, said(all[r].arg).c_str()));
-    }
-  }
+  require_alike(comm, "iris.init(): the transport between nodes", asked ? static_cast<uint64_t>(*asked) + 1 : 0,
+                "transports between nodes",
+                [](uint64_t c) {
+                  return c == 0 ? std::string("auto") : std::string(node_transport_name(static_cast<NodeTransport>(c - 1)));
+                },
+                "IRIS_NODE_TRANSPORT");
   std::string refusal;
   if (backend.name() != std::string("cpu")) refusal = comm.device_memory_refusal(backend.name());
   if (!asked) return refusal.empty() ? NodeTransport::one_sided : NodeTransport::messages;
