@@ -41,42 +41,48 @@ iris.test("the heap bases table holds addresses for this node and a tag for the 
 end)
 
 local mod = iris.compile [[
+// Atomics of this rank's node and of other nodes go to two words (`side`): across nodes on GPUs, other
+// nodes' atomics are atomic with each other but not with a GPU's own on one word (docs/multinode.md).
+// Nodes are `node_size` consecutive ranks here.
+__device__ int side(iris::Context ctx, int peer, int node_size) { return peer / node_size == ctx.rank / node_size ? 0 : 1; }
 // Every rank adds its rank + 1 into every rank's counter, stores into its slot of every rank's row,
 // raises its flag there (release), and waits for every rank's flag in its own heap.
 __global__ void all_pairs(iris::Context ctx, long long* counter, int* row, unsigned long long* flags,
-                          unsigned long long epoch) {
+                          unsigned long long epoch, int node_size) {
   int peer = threadIdx.x;
   if (peer >= ctx.world_size) return;
-  ctx.atomic_add(counter, (long long)(ctx.rank + 1), peer);
+  ctx.atomic_add(counter + side(ctx, peer, node_size), (long long)(ctx.rank + 1), peer);
   ctx.store(row + ctx.rank, ctx.rank * 10 + peer, peer);
   ctx.signal_set(flags + ctx.rank, epoch, peer);
   ctx.wait_until(flags + peer, iris::Cmp::ge, epoch);
 }
 // Reads back: what every rank holds in slot `me` of its row (loads), and a fetch-and-max.
-__global__ void read_back(iris::Context ctx, const int* row, int* seen, int* maxed) {
+__global__ void read_back(iris::Context ctx, const int* row, int* seen, int* maxed, int node_size) {
   int peer = threadIdx.x;
   if (peer >= ctx.world_size) return;
   seen[peer] = ctx.load(row + ctx.rank, peer);
-  ctx.atomic_max(maxed, ctx.rank, peer);
+  ctx.atomic_max(maxed + side(ctx, peer, node_size), ctx.rank, peer);
 }
 // Half-precision atomics go through the transport's compare-and-swap.
 __global__ void add_half(iris::Context ctx, iris::half* h, int peer) { ctx.atomic_add(h, iris::half(1.0f), peer); }
 ]]
 
 iris.test("loads, stores, atomics and signals reach every rank, and waits see them", function()
-  local counter, row = ctx:zeros(1, "int64"), ctx:zeros(W, "int32")
-  local flags, seen, maxed = ctx:zeros(W, "uint64"), ctx:zeros(W, "int32"), ctx:full(1, -1, "int32")
-  mod.all_pairs:launch({ grid = 1, block = W }, ctx, counter, row, flags, 1)
+  local counter, row = ctx:zeros(2, "int64"), ctx:zeros(W, "int32")
+  local flags, seen, maxed = ctx:zeros(W, "uint64"), ctx:zeros(W, "int32"), ctx:full(2, -1, "int32")
+  mod.all_pairs:launch({ grid = 1, block = W }, ctx, counter, row, flags, 1, N)
   ctx:barrier()
-  iris.assert_equal(counter:item(), W * (W + 1) / 2)
+  local counts = counter:to_table()
+  iris.assert_equal(counts[1] + counts[2], W * (W + 1) / 2)
   local want = {}
   for r = 0, W - 1 do want[r + 1] = r * 10 + me end
   iris.assert_equal(row, want)
-  mod.read_back:launch({ grid = 1, block = W }, ctx, row, seen, maxed)
+  mod.read_back:launch({ grid = 1, block = W }, ctx, row, seen, maxed, N)
   ctx:barrier()
   for r = 0, W - 1 do want[r + 1] = me * 10 + r end
   iris.assert_equal(seen, want)
-  iris.assert_equal(maxed:item(), W - 1)
+  local maxima = maxed:to_table()
+  iris.assert_equal(math.max(maxima[1], maxima[2]), W - 1)
   local h = ctx:zeros(1, "float16")
   mod.add_half:launch({ grid = 1, block = 1 }, ctx, h, (me + 1) % W)
   ctx:barrier()
