@@ -2,6 +2,7 @@
 // impl/ccl_p2p.hpp lays it out. Its recv is kernels/ccl/recv.hip.
 //   ll:   the data as one-way lines into the peer's inbox; the send waits only for its credit
 //   pull: the header alone (where the tensor is); the send waits until the peer has copied it
+// To a peer on another node, through the host proxy: impl/ccl_p2p.hpp, "Between nodes".
 #include <iris/impl/ccl_p2p.hpp>
 
 namespace {
@@ -31,7 +32,13 @@ __global__ void __launch_bounds__(512) ccl_send(const void* data, long rows, lon
   if (p.k > kP2pSlots && thread_index() == 0) wait_consumed(p, p.k - kP2pSlots);  // the slot is free
   __syncthreads();
   const int64_t n = static_cast<int64_t>(rows) * cols;
-  if (variant == variant::ll) {
+  // A peer on another node: the data as plain bytes through the proxy, then the header, then (below) the
+  // flag (impl/ccl_p2p.hpp, "Between nodes").
+  const bool remote = p2p_remote(p);
+  if (variant == variant::ll && remote) {
+    p2p_remote_copy(IRIS_PROXY_PUT, static_cast<const unsigned char*>(data), cols, stride,
+                    reinterpret_cast<const unsigned char*>(p.outbox() + kHeaderLines), n, n, n, dtype_size(dtype));
+  } else if (variant == variant::ll) {
     IRIS_CCL_FOR_SIZE(dtype, T, send_lines<T>(p, Flat<const T>{static_cast<const T*>(data), cols, stride, n}))
   }
   if (blockIdx.x == 0 && thread_index() <= kP2pWords) {
@@ -41,9 +48,15 @@ __global__ void __launch_bounds__(512) ccl_send(const void* data, long rows, lon
     const int i = thread_index();
     const uint64_t word = i == 0 ? p2p_hash(static_cast<uint64_t>(n), dtype, p.me, peer)
                                  : reinterpret_cast<const uint64_t*>(&header)[i - 1];
-    line_store(p.outbox() + i, word, p.flag());
+    if (remote) {
+      ::iris::detail::remote_store(p2p_remote_header(p.outbox()) + i, word);
+    } else {
+      line_store(p.outbox() + i, word, p.flag());
+    }
   }
   p.finish(&p.state->sent[peer], [&] {
+    // Every block's puts have completed at the peer: the message is whole there before its flag.
+    if (remote) ::iris::detail::remote_atomic(IRIS_PROXY_XCHG, p2p_remote_flag(p.outbox()), p.k);
     if (variant == variant::pull) wait_consumed(p, p.k);  // the peer has copied it: the tensor is free again
   });
 }

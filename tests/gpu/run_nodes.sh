@@ -36,8 +36,9 @@ for layout in "${layouts[@]}"; do
   done
   step "nodes_bench np$ranks nodes of $size" 120 env IRIS_NODE_SIZE="$size" mpirun --oversubscribe -np "$ranks" "$iris" \
     scripts/bench/nodes_bench.lua 64MiB
-  # The suites CI runs over simulated nodes that do not compile the collectives' kernels on the spot.
-  for suite in nodes kernels_atomics kernels_flags tensor_peer; do
+  # The suites CI runs over simulated nodes that compile few of the collectives' kernels on the spot
+  # (nodes and ccl_p2p: ctx.ccl.send and recv, and copy_block, between the nodes).
+  for suite in nodes kernels_atomics kernels_flags tensor_peer ccl_p2p; do
     step "lua/$suite np$ranks nodes of $size" 180 env IRIS_NODE_SIZE="$size" mpirun --oversubscribe -np "$ranks" "$iris" \
       test --timeout 170 "tests/lua/$suite.lua"
   done

@@ -65,6 +65,7 @@ __global__ void read_back(iris::Context ctx, const int* row, int* seen, int* max
 }
 // Half-precision atomics go through the transport's compare-and-swap.
 __global__ void add_half(iris::Context ctx, iris::half* h, int peer) { ctx.atomic_add(h, iris::half(1.0f), peer); }
+
 ]]
 
 iris.test("loads, stores, atomics and signals reach every rank, and waits see them", function()
@@ -146,3 +147,48 @@ iris.test("large host transfers with other nodes are complete on return, many in
   end
   for _, t in ipairs { mine, got, wide, inbox } do t:free() end
 end)
+
+-- ctx.ccl.send and recv with a rank of another node (through the proxy: device/iris/impl/ccl_p2p.hpp,
+-- "Between nodes"): messages of a pair in order, two queued ahead of their recvs, views on either side,
+-- and pulled messages larger than a slot. Each rank sends to rank + node size and receives from rank -
+-- node size (another node's where there is one; itself on one node).
+iris.test("ctx.ccl.send and recv with another node: in order, views, pulled", function()
+  local to, from = (me + N) % W, (me - N) % W
+  local a = ctx:arange(me * 1000, me * 1000 + 37, 1, "int32")
+  local grid = ctx:arange(me * 100, me * 100 + 60, 1, "float64"):view(6, 10)
+  ctx.ccl.send(a, to)
+  ctx.ccl.send(grid:narrow(1, 2, 4):narrow(2, 3, 3), to) -- rows 2-5, columns 3-5: 12 elements, strided
+  local got_a, got_grid = ctx:zeros(37, "int32"), ctx:zeros({ 5, 8 }, "float64")
+  ctx.ccl.recv(got_a, from)
+  ctx.ccl.recv(got_grid:narrow(1, 2, 3):narrow(2, 2, 4), from) -- into a 3 x 4 window
+  iris.assert_equal(got_a, ctx:arange(from * 1000, from * 1000 + 37, 1, "int32"))
+  local want = {}
+  for r = 1, 4 do
+    for c = 2, 4 do want[#want + 1] = from * 100 + r * 10 + c end
+  end
+  iris.assert_equal(got_grid:narrow(1, 2, 3):narrow(2, 2, 4):clone():view(12), want)
+  iris.assert_equal(got_grid:sum(), (from * 100) * 12 + 12 * 0 + (10 + 20 + 30 + 40) * 3 + (2 + 3 + 4) * 4)
+  -- pulled: rank 0 to rank N (another node's) from a strided window larger than a slot, and back into one
+  local peer = N % W
+  if peer == 0 then return end
+  local words = require("iris.ccl").staging(ctx).words
+  local rows = math.ceil((2 * words + 100) / 64)
+  -- (allocations are collective: every rank makes them)
+  local wide = ctx:arange(0, rows * 70, 1, "float32"):view(rows, 70)
+  local back, got, twenty = ctx:zeros({ 4, 9 }, "int64"), ctx:zeros(rows * 64, "float32"), ctx:arange(1, 21, 1, "int64")
+  if me == 0 then
+    ctx.ccl.send(wide:narrow(2, 4, 64), peer, { variant = "pull" })
+    ctx.ccl.recv(back:narrow(2, 2, 5), peer) -- 20 elements into a strided window
+    iris.assert_equal(back:sum(), 20 * 21 / 2)
+    iris.assert_equal(back:narrow(2, 1, 1):sum() + back:narrow(2, 7, 3):sum(), 0)
+  elseif me == peer then
+    ctx.ccl.recv(got, 0)
+    local want_sum = 0
+    for r = 0, rows - 1 do want_sum = want_sum + 64 * (r * 70 + 3) + 64 * 63 / 2 end
+    iris.assert_equal(got:sum(), want_sum)
+    iris.assert_equal(got:narrow(1, 64 * 5 + 1, 2):to_table(), { 5 * 70 + 3, 5 * 70 + 4 })
+    ctx.ccl.send(twenty, 0, { variant = "pull" })
+  end
+  ctx:barrier()
+end)
+

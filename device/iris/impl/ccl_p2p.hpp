@@ -18,6 +18,15 @@
 // copies it from the sender's heap and says so (`consumed`), which is what the send waits for before it
 // ends: such a send needs its recv posted.
 //
+// Between nodes (docs/multinode.md). A peer on another node is reachable only through the host proxy
+// (impl/remote.hpp), whose transfers move bytes, not one-way lines, and have completed at their target
+// when they return. So there the slot is written in order instead: the data as plain bytes (the
+// message's elements one after another) from kHeaderLines lines on, and header words 1 to 1 + kP2pWords
+// (the hash, then P2pHeader), each put through the proxy; then, once every block's puts have
+// returned, word 0 of the slot (the flag, p2p_remote_flag) := k with signal_set. The receiver waits
+// for its own slot's flag, then reads the rest with plain loads. A pulled message is copied by the
+// receiver's threads straight from the sender's tensor through the proxy (p2p_remote_copy).
+//
 // Mismatches. The receiver compares the header's hash with its own (count and dtype, both ranks); when
 // they differ it reports both sides. A recv that waits too long for its message, and a send that waits
 // too long for its credit, report whom they waited for.
@@ -192,7 +201,9 @@ IRIS_DEVICE void put_message(Text& text, uint64_t count, int dtype) {
 
 // A recv that waited too long for its message.
 [[noreturn]] __device__ __noinline__ void p2p_not_sent(const P2p& p, unsigned long long waited_ns) {
-  const uint64_t sent = ::iris::detail::atomic_load(&p.peer_state()->sent[p.me], relaxed, sys);
+  const uint64_t* theirs = &p.peer_state()->sent[p.me];
+  const uint64_t sent = ::iris::detail::is_remote(theirs) ? ::iris::detail::remote_load(theirs)
+                                                          : ::iris::detail::atomic_load(theirs, relaxed, sys);
   report(0, 0, p.peer, [&](Text& text) {
     text.put("ctx.ccl.recv on rank ");
     text.put(p.me);
@@ -255,6 +266,47 @@ IRIS_DEVICE void wait_consumed(const P2p& p, uint64_t needed) {
         return seen >= needed;
       },
       [&](unsigned long long waited) { p2p_not_received(p, needed, seen, waited); });
+}
+
+// ---- between nodes ---------------------------------------------------------------------------------
+
+// Whether the peer is on another node (its inbox is reached through the host proxy).
+IRIS_DEVICE bool p2p_remote(const P2p& p) { return ::iris::detail::is_remote(p.outbox()); }
+
+// Word 0 of a slot between nodes: the number of the message it holds, written last.
+IRIS_DEVICE uint64_t* p2p_remote_flag(Line* slot) { return reinterpret_cast<uint64_t*>(slot); }
+// Words 1 to 1 + kP2pWords: the hash, then the header.
+IRIS_DEVICE uint64_t* p2p_remote_header(Line* slot) { return reinterpret_cast<uint64_t*>(slot) + 1; }
+
+// Elements [0, n) of a view of this process (`local`: `lc` columns, row stride `ls`, in elements of
+// `size` bytes) to or from (`op`: IRIS_PROXY_PUT or IRIS_PROXY_GET) a view in the heap of a rank on
+// another node (`remote`, a tagged address: `rc` columns, row stride `rs`), element i to element i.
+// Each thread of the grid takes windows of at least 256 KiB (as remote_block's slices: few, large
+// transfers) and posts one request per run that is contiguous on both sides; each has completed at its
+// target when this returns.
+__device__ __noinline__ void p2p_remote_copy(unsigned int op, const unsigned char* local, int64_t lc, int64_t ls,
+                                             const unsigned char* remote, int64_t rc, int64_t rs, int64_t n,
+                                             int64_t size) {
+  const int64_t threads = static_cast<int64_t>(gridDim.x) * thread_count();
+  const int64_t me = static_cast<int64_t>(blockIdx.x) * thread_count() + thread_index();
+  int64_t window = (n + threads - 1) / threads;
+  if (window * size < 262144) window = (262144 + size - 1) / size;
+  const int rank = ::iris::detail::remote_rank(remote);
+  const unsigned long long base = ::iris::detail::remote_offset(remote);
+  for (int64_t start = me * window; start < n; start += threads * window) {
+    const int64_t end = start + window < n ? start + window : n;
+    for (int64_t f = start; f < end;) {
+      int64_t run = end - f;
+      if (lc - f % lc < run) run = lc - f % lc;
+      if (rc - f % rc < run) run = rc - f % rc;
+      const int64_t at_local = (f / lc) * ls + f % lc, at_remote = (f / rc) * rs + f % rc;
+      ::iris::detail::RemoteRequest r{op, 0u, 0u, rank, base + static_cast<unsigned long long>(at_remote * size),
+                                      static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(local + at_local * size)),
+                                      static_cast<unsigned long long>(run * size), {0ull, 0ull}};
+      ::iris::detail::remote_call(r);
+      f += run;
+    }
+  }
 }
 
 }  // namespace detail

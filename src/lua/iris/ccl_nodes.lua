@@ -4,7 +4,8 @@
 -- through the transport: peer views of ranks on other nodes (host copies through the host proxy) for
 -- the collectives that move data, and for the reductions one kernel (kernels/nodes/combine.hip) that
 -- reads every node's partial result through the device API and combines them in node order. Calls
--- whose members all share a node run as on one node.
+-- whose members all share a node run as on one node. send and recv are ctx.ccl's own: their kernels
+-- reach a peer on another node through the host proxy (device/iris/impl/ccl_p2p.hpp, "Between nodes").
 --
 -- "Equal to one node's results": every rank gets the same bits, and integer results (and min, max,
 -- the bitwise operations) are exactly one node's; float sums and products associate differently
@@ -248,17 +249,6 @@ function M.wrap_ccl(ctx, ccl)
       if not (r == root and inp._alloc == out._alloc) then out:copy(mine) end
     end)
     return out
-  end
-
-  -- Point to point between nodes would need the transport's own matching (not there yet): refused.
-  for _, name in ipairs { "send", "recv" } do
-    wrapped[name] = function(t, peer, opts)
-      if type(peer) == "number" and peer >= 0 and peer < ctx.world_size and C.iris_node_of(peer) ~= ctx.node then
-        errors.raise("invalid_argument", "ctx.ccl.%s: rank %d is on node %d, this rank on node %d; point to point "
-          .. "between nodes is not there yet (docs/multinode.md), only between the ranks of one node", name, peer, C.iris_node_of(peer), ctx.node)
-      end
-      return ccl[name](t, peer, opts)
-    end
   end
 
   return wrapped
