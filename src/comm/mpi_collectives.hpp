@@ -21,7 +21,7 @@ class MpiCollectives {
   MpiCollectives& operator=(const MpiCollectives&) = delete;
 
   // `collective` ("all_reduce", "all_gather", "reduce_scatter", "all_to_all", "broadcast") of `count`
-  // elements of `dtype` (a dtype name; MPI has no 16-bit floats) per rank as capi_reference.h counts
+  // elements of `dtype` (a dtype name; 16-bit floats as words reduced by operations of this class) per rank as capi_reference.h counts
   // them, reducing with `op` ("sum", ...), from `root` (broadcast). `send` may be `recv` (in place).
   // Throws Error(invalid_argument) for what MPI cannot do, Error(environment) when MPI fails.
   void run(const std::string& collective, const void* send, void* recv, uint64_t count, const std::string& dtype,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "iris/impl/abi.h"
+#include "core/small_floats.hpp"
 
 namespace iris::heap {
 
@@ -26,10 +27,11 @@ ElementType element_type_named(const std::string& name);
 size_t element_size(ElementType type);
 bool is_floating(ElementType type);
 
-uint16_t float16_from_double(double value);
-double float16_to_double(uint16_t bits);
-uint16_t bfloat16_from_double(double value);
-double bfloat16_to_double(uint16_t bits);
+// (core/small_floats.hpp: the 16-bit floats to and from doubles, here under heap's names too)
+using iris::bfloat16_from_double;
+using iris::bfloat16_to_double;
+using iris::float16_from_double;
+using iris::float16_to_double;
 
 // Writes `value` as one element of `type` at `out` (integers: truncated toward zero, as a C cast;
 // the Lua side checks ranges before it asks).

@@ -49,7 +49,8 @@ iris.test("matmul_all_reduce: every variant, twice in a row", function()
   local b = ctx:zeros({ K, N }, "float16")
   local bv = g.values(0, K, N, 2)
   g.fill(b, bv)
-  for _, variant in ipairs { "two_shot", "one_shot", "ring", "atomic", "spinlock", "specialized", "bulk", "overlap" } do
+  for _, variant in ipairs { "two_shot", "one_shot", "ring", "atomic", "spinlock", "specialized", "bulk", "overlap",
+    "vendor" } do
     local a, c = ctx:zeros({ M, K }, "float16"), ctx:zeros({ M, N }, "float16")
     for round = 1, 2 do
       g.fill(a, g.values(me, M, K, round))
@@ -70,12 +71,12 @@ iris.test("matmul_all_reduce: bfloat16 and float32", function()
   end
 end)
 
-iris.test("matmul_all_gather: push, specialized, bulk and overlap, dim 1 and 2", function()
+iris.test("matmul_all_gather: push, specialized, bulk, overlap and vendor, dim 1 and 2", function()
   local bv = g.values(0, K, N, 2)
   local b = ctx:zeros({ K, N }, "bfloat16")
   g.fill(b, bv)
-  for _, variant in ipairs { "push", "specialized", "bulk", "overlap" } do
-    for dim = 1, 2 do
+  for _, variant in ipairs { "push", "specialized", "bulk", "overlap", "vendor" } do
+    for dim = 1, variant == "vendor" and 1 or 2 do
       local a = ctx:zeros({ M, K }, "bfloat16")
       local out = ctx:zeros(dim == 1 and { W * M, N } or { M, W * N }, "bfloat16")
       g.fill(a, g.values(me, M, K, 1))
@@ -117,9 +118,9 @@ local function check_all_gather_matmul(m, n, k, dtype, variants)
   end
 end
 
-iris.test("all_gather_matmul: pull, staged, bulk and overlap", function()
-  check_all_gather_matmul(M, N, K, "float32", { "pull", "staged", "bulk", "overlap" })
-  check_all_gather_matmul(M, N, K, "bfloat16", { "bulk", "overlap" })
+iris.test("all_gather_matmul: pull, staged, bulk, overlap and vendor", function()
+  check_all_gather_matmul(M, N, K, "float32", { "pull", "staged", "bulk", "overlap", "vendor" })
+  check_all_gather_matmul(M, N, K, "bfloat16", { "bulk", "overlap", "vendor" })
 end)
 
 -- Shards whose rows are 2 KiB or more: staged copies them with the bulk-copy unit on sm_90+ (ops::send_rows),
@@ -129,13 +130,13 @@ iris.test("all_gather_matmul: staged with rows for the bulk-copy unit", function
   check_all_gather_matmul(130, 24, 1048, "bfloat16", { "staged" })
 end)
 
-iris.test("matmul_reduce_scatter: auto, specialized, bulk and overlap, dim 1 and 2", function()
+iris.test("matmul_reduce_scatter: auto, specialized, bulk, overlap and vendor, dim 1 and 2", function()
   local m, n = 34 * W, 38 * W
   local bv = g.values(0, K, n, 2)
   local b = ctx:zeros({ K, n }, "float16")
   g.fill(b, bv)
   local sum = summed(m, n, K, 1, bv)
-  for _, variant in ipairs { "auto", "specialized", "bulk", "overlap" } do for dim = 1, 2 do
+  for _, variant in ipairs { "auto", "specialized", "bulk", "overlap", "vendor" } do for dim = 1, variant == "vendor" and 1 or 2 do
     local a = ctx:zeros({ m, K }, "float16")
     local cm, cn = dim == 1 and m / W or m, dim == 1 and n or n / W
     local out = ctx:zeros({ cm, cn }, "float16")
@@ -191,32 +192,39 @@ iris.test("overlap: windows, comm_blocks, and calls in a row with other ops", fu
 end)
 
 -- auto on the whole-kernel GEMM (an H100 or H200, 16-bit elements): its rules by world size against the
--- figures they come from (docs/perf.md: 2 ranks "Fused ops on the whole-kernel GEMM", 4 ranks "Four GPUs:
--- 4 x H200, eager and replayed, and the fused ops"); pure Lua, so checked here on any backend.
-iris.test("auto's rules take the world size, and never overlap until it is measured", function()
+-- figures they come from (docs/perf.md: 2 ranks "Fused ops on the whole-kernel GEMM", 4 ranks "The fused
+-- ops at 4 ranks with overlap"), with the vendor's libraries and without them; pure Lua, so checked here
+-- on any backend.
+iris.test("auto's rules take the world size and fall back to the vendor's path", function()
   local rule = require("iris.ops").auto_rule
-  local function expect(ranks, op, m, n, k, variant)
-    local got = rule(ranks, op, m, n, k)
-    if got ~= variant then
-      error(("%s %dx%dx%d at %d ranks: auto takes %s, expected %s"):format(op, m, n, k, ranks, got, variant), 2)
+  local no_vendor = function(v) return v == "vendor" and "no vendor libraries" or nil end
+  local function expect(ranks, op, m, n, k, variant, without_vendor)
+    for _, case in ipairs { { variant, nil }, { without_vendor or variant, no_vendor } } do
+      local got = rule(ranks, op, m, n, k, case[2])
+      if got ~= case[1] then
+        error(("%s %dx%dx%d at %d ranks%s: auto takes %s, expected %s"):format(op, m, n, k, ranks,
+          case[2] and " without the vendor" or "", got, case[1]), 2)
+      end
     end
   end
-  for _, ranks in ipairs { 1, 2, 3 } do -- the 2-rank figures: all_gather_matmul's bulk won on every shape
-    expect(ranks, "all_gather_matmul", 8192, 4608, 36864, "bulk")
+  for _, ranks in ipairs { 1, 2, 3 } do -- the 2-rank figures: ours won all_gather_matmul below 512 k per rank
+    expect(ranks, "all_gather_matmul", 8192, 4608, 36864, "vendor", "bulk")
+    expect(ranks, "all_gather_matmul", 8192, 8192, 2048, "vendor", "bulk")
+    expect(ranks, "all_gather_matmul", 16384, 8192, 512, ranks == 1 and "vendor" or "bulk", "bulk")
     expect(ranks, "all_gather_matmul", 4096, 4096, 256, "bulk")
   end
-  for _, ranks in ipairs { 4, 8 } do -- the 4-rank figures: fused won on the largest and the smallest
-    expect(ranks, "all_gather_matmul", 8192, 4608, 36864, "fused")
+  for _, ranks in ipairs { 4, 8 } do -- the 4-rank figures: fused won the smallest, bulk below 512 k per rank
+    expect(ranks, "all_gather_matmul", 8192, 4608, 36864, "vendor", "fused")
     expect(ranks, "all_gather_matmul", 4096, 4096, 256, "fused")
-    expect(ranks, "all_gather_matmul", 8192, 8192, 2048, "bulk")
+    expect(ranks, "all_gather_matmul", 8192, 8192, 2048, ranks == 4 and "vendor" or "bulk", "bulk")
     expect(ranks, "all_gather_matmul", 16384, 8192, 512, "bulk")
   end
   for _, ranks in ipairs { 1, 2, 4, 8 } do
-    expect(ranks, "matmul_all_gather", 4096, 4096, 256, "fused")
-    expect(ranks, "matmul_all_gather", 8192, 4608, 36864, "bulk")
+    expect(ranks, "matmul_all_gather", 4096, 4096, 256, "vendor", "fused")
+    expect(ranks, "matmul_all_gather", 8192, 4608, 36864, "vendor", "bulk")
     for _, op in ipairs { "matmul_all_reduce", "matmul_reduce_scatter" } do
       for _, s in ipairs { { 8192, 4608, 36864 }, { 4096, 4096, 256 }, { 128, 128, 128 } } do
-        expect(ranks, op, s[1], s[2], s[3], "bulk")
+        expect(ranks, op, s[1], s[2], s[3], "vendor", "bulk")
       end
     end
   end
@@ -243,7 +251,13 @@ iris.test("arguments are checked at the caller's line", function()
     ctx.ops.matmul(ctx:zeros({ 8, 6 }, "int32"), i, ctx:zeros({ 4, 6 }, "int32"))
   end, "out is int32; ctx.ops multiplies float16, bfloat16 and float32")
   refused(function() ctx.ops.matmul_all_reduce(c, a, b, { variant = "push" }) end,
-    "variant must be \"auto\", \"two_shot\", \"one_shot\", \"ring\", \"atomic\", \"spinlock\", \"specialized\", \"bulk\" or \"overlap\", got 'push'")
+    "variant must be \"auto\", \"two_shot\", \"one_shot\", \"ring\", \"atomic\", \"spinlock\", \"specialized\", \"bulk\", \"overlap\" or \"vendor\", got 'push'")
+  -- vendor: the library's collectives take whole contiguous buffers, chunks along dim 1
+  refused(function() ctx.ops.matmul_all_reduce(ref.window(ctx, 8, 6, "float16"), a, b, { variant = "vendor" }) end,
+    "ctx.ops.matmul_all_reduce: variant \"vendor\" cannot run this call: out is not contiguous")
+  refused(function()
+    ctx.ops.matmul_all_gather(ctx:zeros({ 8, 6 * W }, "float16"), a, b, { variant = "vendor", dim = 2 })
+  end, "variant \"vendor\" cannot run this call: its collectives take chunks along dim 1 only")
   refused(function()
     ctx.ops.matmul_all_reduce(ctx:zeros({ 0, 6 }, "float16"), ctx:zeros({ 0, 4 }, "float16"), b, { variant = "overlap" })
   end, "variant \"overlap\" cuts the product's rows into chunks and needs at least one")

@@ -15,6 +15,8 @@ local codes = require "iris.codes"
 local graph = require "iris.graph"
 local collective_calls = require "iris.collective_calls"
 local reference = require "iris.reference"
+local from_every_rank = require("iris.broadcast").from_every_rank
+local bit = require "bit"
 local C = ffi.C
 
 local M = {}
@@ -51,23 +53,43 @@ M.OVERLAP = OVERLAP
 -- of 8 (16-byte boundaries for 16-bit elements), the last one shorter.
 local OVERLAP_CHUNK_FLOP = 5e10
 local OVERLAP_MAX_CHUNKS = 8
--- auto on a device that runs the whole-kernel GEMM, for float16 and bfloat16: bulk, except where these
--- rules say the op's fused kernel (AUTO above) wins. One row per world size measured; a job takes the
--- row of the largest world size not above its own (1 rank: the first row). In a row, each op's rules are
--- tried in order: `below` (2 M N K under this many FLOP, global), `k_from` (the k each rank holds, K / W,
--- at least this); the first that holds gives its variant ("fused": AUTO's kernel; "overlap" may appear
--- here once GPU figures show it winning: no run has measured it yet, so no rule names it).
---   2 ranks, docs/perf.md "Fused ops on the whole-kernel GEMM": matmul_all_gather's fused kernel (each
---     tile sent as it is made) beat bulk on every shape measured but the largest (over 1 TFLOP);
---     all_gather_matmul's bulk won on every shape.
---   4 ranks, docs/perf.md "Four GPUs: 4 x H200, eager and replayed, and the fused ops": matmul_all_gather
---     as at 2; all_gather_matmul's fused kernel won at 8192 x 4608 x 36864 (k per rank 9216) and 4096 x
---     4096 x 256 (8.6 GFLOP), bulk at k per rank 512 and 128 with over 100 TFLOP: fused below 1e11 FLOP
---     or from 4096 k per rank (between the 512 where bulk won and the 9216 where fused did).
+-- "vendor", beside bulk: the vendor's GEMM (cuBLAS; where there is none, ctx.ops.matmul), then the
+-- backend's collective library (NCCL on cuda, RCCL on hip, MPI on cpu: iris.reference) on the same
+-- stream. Where fusing loses (most shapes on 2 and 4 H200s, docs/perf.md), auto falls back to it, as the
+-- best fused-op systems do. The library's collectives take whole contiguous buffers: gathers and
+-- scatters along dim 1 only. Lua-only like bulk: no device variant code.
+local VENDOR = "vendor"
+M.VENDOR = VENDOR
+-- auto on a device that runs the whole-kernel GEMM, for float16 and bfloat16: the first rule of the op
+-- that holds and can run gives the variant, else bulk. One row per world size measured; a job takes the
+-- row of the largest world size not above its own (1 rank: the first row). A rule holds when each of
+-- its conditions does: `below` (2 M N K under this many FLOP, global), `k_from` (the k each rank holds,
+-- K / W, at least this), `k_below` (K / W under this); a rule without one always holds. "fused" is
+-- AUTO's kernel; a "vendor" rule is passed over where the vendor's path cannot run (no NCCL or RCCL on
+-- every rank, gathers along dim 2, buffers that are not contiguous), so the rules after it are the
+-- choice without the vendor's libraries.
+--   2 ranks, docs/perf.md "Fused ops on the whole-kernel GEMM" and "The overlap variant against bulk":
+--     cuBLAS then NCCL beat bulk, fused and overlap on 13 of 16 op x shape pairs; ours won
+--     all_gather_matmul with k per rank 128 and 256 (bulk: 1.35 and 1.37 x the vendor's), the vendor
+--     from 1024 (0.96 x). Without the vendor: matmul_all_gather's fused kernel (each tile sent as it is
+--     made) beat bulk on every shape but the largest (over 1 TFLOP).
+--   4 ranks, docs/perf.md "The fused ops at 4 ranks with overlap": the vendor won 14 of 16; ours won
+--     all_gather_matmul at 4096 x 4096 x 256 (fused: 0.12 against 0.37 ms) and 16384 x 8192 x 512 (k
+--     per rank 128: bulk 0.53 against 0.88); the vendor from k per rank 512 (0.76 against bulk's 0.85).
+--     Without the vendor (docs/perf.md "Four GPUs: 4 x H200, eager and replayed, and the fused ops"):
+--     all_gather_matmul's fused kernel below 1e11 FLOP or from 4096 k per rank.
 local AUTO_RULES = {
-  { ranks = 2, matmul_all_gather = { { variant = "fused", below = 1e12 } } },
-  { ranks = 4, matmul_all_gather = { { variant = "fused", below = 1e12 } },
-    all_gather_matmul = { { variant = "fused", below = 1e11 }, { variant = "fused", k_from = 4096 } } },
+  { ranks = 2,
+    matmul_all_reduce = { { variant = VENDOR } },
+    matmul_all_gather = { { variant = VENDOR }, { variant = "fused", below = 1e12 } },
+    all_gather_matmul = { { variant = BULK, k_below = 512 }, { variant = VENDOR } },
+    matmul_reduce_scatter = { { variant = VENDOR } } },
+  { ranks = 4,
+    matmul_all_reduce = { { variant = VENDOR } },
+    matmul_all_gather = { { variant = VENDOR }, { variant = "fused", below = 1e12 } },
+    all_gather_matmul = { { variant = "fused", below = 1e11 }, { variant = BULK, k_below = 512 }, { variant = VENDOR },
+      { variant = "fused", k_from = 4096 } },
+    matmul_reduce_scatter = { { variant = VENDOR } } },
 }
 -- bulk's options for ctx.ccl, one table each, so that a repeated call is ctx.ccl's repeated call (the
 -- same options table: launched again as planned)
@@ -156,36 +178,67 @@ M.map_of = map_of
 -- What auto runs for `op` with these global sizes (M x N x K of the whole product) and, when that is not
 -- bulk, why: from the device, the dtype and the sizes only, never the operands' addresses, so that every
 -- rank makes the same choice.
--- AUTO_RULES' choice for `op` of these global sizes on `W` ranks: "bulk", or a rule's variant ("fused"
--- or another) and why.
-local function auto_rule(W, op, m, n, k)
+-- AUTO_RULES' choice for `op` of these global sizes on `W` ranks: "bulk", or a rule's variant ("fused",
+-- "vendor" or another) and why. `passes(variant)`, when given, says why a rule's variant cannot run here
+-- (nil: it can); such a rule is passed over.
+local function auto_rule(W, op, m, n, k, passes)
   local row = AUTO_RULES[1]
   for _, r in ipairs(AUTO_RULES) do
     if r.ranks <= W then row = r end
   end
-  local flop = 2 * m * n * k
+  local flop, k_rank = 2 * m * n * k, k / W
+  local passed = {}
   for _, rule in ipairs(row[op] or {}) do
-    if rule.below and flop < rule.below then
-      return rule.variant, ("%.3g FLOP: below %.3g at %d+ ranks %s beats bulk"):format(flop, rule.below, row.ranks,
-        rule.variant)
-    elseif rule.k_from and k / W >= rule.k_from then
-      return rule.variant, ("k per rank %d: from %d at %d+ ranks %s beats bulk"):format(k / W, rule.k_from, row.ranks,
-        rule.variant)
+    local holds, why
+    if rule.below then
+      holds, why = flop < rule.below, ("%.3g FLOP: below %.3g"):format(flop, rule.below)
+    elseif rule.k_from then
+      holds, why = k_rank >= rule.k_from, ("k per rank %d: from %d"):format(k_rank, rule.k_from)
+    elseif rule.k_below then
+      holds, why = k_rank < rule.k_below, ("k per rank %d: below %d"):format(k_rank, rule.k_below)
+    else
+      holds, why = true, "at this op"
+    end
+    local cannot = holds and passes and passes(rule.variant)
+    if cannot then
+      passed[#passed + 1] = ("%s passed over: %s"):format(rule.variant, cannot)
+    elseif holds then
+      why = ("%s at %d+ ranks %s beats the others measured"):format(why, row.ranks, rule.variant)
+      if #passed > 0 then why = why .. " (" .. table.concat(passed, "; ") .. ")" end
+      return rule.variant, why
     end
   end
-  return BULK
+  return BULK, #passed > 0 and table.concat(passed, "; ") or nil
 end
 M.auto_rule = auto_rule -- (tests/lua/ops_fused.lua checks the rules against the figures they come from)
 
-local function auto_variant(ctx, tma_why, op, dtype, m, n, k)
+local function auto_variant(ctx, tma_why, op, dtype, m, n, k, passes)
   local fused = AUTO[ctx.backend == "cpu" and "cpu" or "gpu"][op]
   if tma_why then return fused, tma_why end
   if dtype ~= "float16" and dtype ~= "bfloat16" then return fused, dtype .. " elements (it takes float16 and bfloat16)" end
-  local variant, why = auto_rule(ctx.world_size, op, m, n, k)
+  local variant, why = auto_rule(ctx.world_size, op, m, n, k, passes)
   return variant == "fused" and fused or variant, why
 end
--- (scripts/bench/ops_bench.lua prints what auto runs)
-function M.auto_variant(ctx, op, dtype, m, n, k) return auto_variant(ctx, tma_unavailable(ctx), op, dtype, m, n, k) end
+-- What auto runs for these global sizes; `vendor_available`: whether the vendor's path can run (its
+-- libraries on every rank, the operands as it takes them). (scripts/bench/ops_bench.lua prints it)
+function M.auto_variant(ctx, op, dtype, m, n, k, vendor_available)
+  return auto_variant(ctx, tma_unavailable(ctx), op, dtype, m, n, k, function(v)
+    if v == VENDOR and not vendor_available then return "no vendor libraries" end
+  end)
+end
+
+-- A 53-bit hash of a string (two 32-bit FNV-1a and djb2 walks; a Lua number holds it exactly): what
+-- the vendor's path announces to find ranks whose calls differ.
+local function hash53(text)
+  local fnv, djb = -2128831035, 5381 -- 0x811c9dc5 as a signed 32-bit number
+  for i = 1, #text do
+    local c = text:byte(i)
+    fnv = bit.bxor(fnv, c)
+    fnv = bit.tobit(bit.lshift(fnv, 24) + fnv * 403) -- fnv * 16777619 (2^24 + 403), modulo 2^32
+    djb = bit.tobit(djb * 33 + c)
+  end
+  return (fnv % 2 ^ 32) * 2 ^ 21 + djb % 2 ^ 21
+end
 
 local function matrix_of(what, name, t, writable)
   ccl.check_tensor(what, name, t, writable)
@@ -261,11 +314,11 @@ function M.new(ctx)
     if op ~= "matmul" and graph.state.on then graph.note_collective(what) end
     local o = { op = op, variant = opts.variant or "auto" }
     if VARIANTS[op] then
-      local known = o.variant == "auto" or o.variant == BULK or o.variant == OVERLAP
+      local known = o.variant == "auto" or o.variant == BULK or o.variant == OVERLAP or o.variant == VENDOR
       for _, v in ipairs(VARIANTS[op]) do known = known or v == o.variant end
       if not known then
-        errors.raise("invalid_argument", "%s: variant must be \"auto\", \"%s\", \"%s\" or \"%s\", got %s", what,
-          table.concat(VARIANTS[op], "\", \""), BULK, OVERLAP, ccl.describe(o.variant))
+        errors.raise("invalid_argument", "%s: variant must be \"auto\", \"%s\", \"%s\", \"%s\" or \"%s\", got %s",
+          what, table.concat(VARIANTS[op], "\", \""), BULK, OVERLAP, VENDOR, ccl.describe(o.variant))
       end
       if o.variant == "auto" then o.variant, o.auto = AUTO[device_class][op], true end
     end
@@ -353,20 +406,9 @@ function M.new(ctx)
     return out
   end
 
-  -- auto's choice for an op of these global sizes (auto_variant), said at debug level.
-  local function choose(what, o, dt, m, n, k)
-    if not o.auto then return end
-    local why
-    o.variant, why = auto_variant(ctx, tma_why, o.op, dt.name, m, n, k)
-    if why and C.iris_log_enabled(0) ~= 0 then
-      ctx:debug("%s: auto runs %s, not bulk on the whole-kernel GEMM on Hopper: %s", what,
-        o.variant == OVERLAP and "overlap" or ("the fused kernel (" .. o.variant .. ")"), why)
-    end
-  end
-
-  -- ---- variant overlap -----------------------------------------------------------------------------------
-  -- The chunks' GEMM: cuBLAS where this rank has it (asked once), else ctx.ops.matmul (the cpu and hip
-  -- backends, a machine without cuBLAS), so the structure is the same everywhere.
+  -- The vendor's GEMM, for the variants vendor and overlap: cuBLAS where this rank has it (asked once),
+  -- else ctx.ops.matmul (the cpu and hip backends, a machine without cuBLAS), so the structure is the
+  -- same everywhere.
   local vendor_gemm -- true, or why not (a string), once asked
   local function vendor()
     if vendor_gemm == nil then
@@ -374,10 +416,104 @@ function M.new(ctx)
     end
     return vendor_gemm
   end
+  local function vendor_gemm_name() return vendor() == true and "cuBLAS" or ("ctx.ops.matmul (" .. vendor() .. ")") end
   local function chunk_gemm(what, out, a, b, dt, blocks)
     if vendor() == true then return reference.gemm(out, a, b) end
     return multiply(what, out, a, b, dt, out._shape[1], out._shape[2], a._shape[2], blocks)
   end
+
+  -- ---- variant vendor -------------------------------------------------------------------------------------
+  -- The backend's collective library (iris.reference: NCCL, RCCL or MPI), opened on every rank at the
+  -- first call that takes the vendor's path (collective: every rank makes that call); or why there is
+  -- none ({ name = "none", why = ... } on every rank alike).
+  local library
+  local function vendor_library(what)
+    if library == nil then
+      if graph.state.on then
+        graph.refuse(what, "its first call with variant \"vendor\" opens the collective library on every rank: make "
+          .. "one such call before the capture")
+      end
+      library = reference.open(ctx)
+    end
+    return library
+  end
+
+  -- Why the vendor's path cannot take this call on this rank (nil: it can): the library's collectives
+  -- take whole contiguous buffers in rank order, so gathers and scatters along dim 1 only; `buffers` the
+  -- tensors the library reads or writes whole.
+  local function vendor_refuses(o, buffers)
+    if o.dim ~= 1 then return "its collectives take chunks along dim 1 only (use dim 1, or another variant)" end
+    for name, t in pairs(buffers) do
+      if not t._contiguous then return name .. " is not contiguous (the collective library takes whole buffers)" end
+    end
+    return nil
+  end
+
+  -- auto's choice for an op of these global sizes (auto_variant), said at debug level. `buffers` as
+  -- vendor_refuses'.
+  local function choose(what, o, dt, m, n, k, buffers)
+    if not o.auto then return end
+    local why
+    o.variant, why = auto_variant(ctx, tma_why, o.op, dt.name, m, n, k, function(v)
+      if v ~= VENDOR then return nil end
+      local local_why = vendor_refuses(o, buffers)
+      if local_why or ctx.world_size == 1 then return local_why end
+      local lib = vendor_library(what)
+      return not lib.handle and lib.why or nil
+    end)
+    if why and C.iris_log_enabled(0) ~= 0 then
+      local runs = (o.variant == OVERLAP or o.variant == VENDOR or o.variant == BULK) and o.variant
+        or ("the fused kernel (" .. o.variant .. ")")
+      ctx:debug("%s: auto runs %s: %s", what, runs, why)
+    end
+  end
+
+  -- The vendor's call must be every rank's same call: the library's collectives wait for every rank's
+  -- matching call, so ranks calling differently would wait for each other for ever. One announcement
+  -- (a 64-byte all-gather on the host) of the op and a hash of the call's description finds it; only
+  -- then do the ranks exchange their descriptions to name both. Inside a capture the capture compares
+  -- its collectives across the ranks at its end instead.
+  local announced = ffi.new("uint64_t[?]", ctx.world_size)
+  local function vendor_agree(what, description)
+    if graph.state.on or ctx.world_size == 1 then return end
+    errors.check_waiting(C.iris_announce, what:gsub("^ctx%.", "") .. " (vendor)", hash53(description), announced)
+    for r = 1, ctx.world_size - 1 do
+      if announced[r] ~= announced[0] then
+        local all = from_every_rank(description, what .. ": the calls' descriptions")
+        for q = 1, ctx.world_size - 1 do
+          if all[q] ~= all[0] then
+            errors.raise("invalid_argument", "ranks called %s differently: rank 0 called it with %s, rank %d with %s "
+              .. "(every rank must make the same call)", what, all[0], q, all[q])
+          end
+        end
+      end
+    end
+  end
+
+  -- Runs the vendor's path of `what` (o.variant == VENDOR) for the product of these global sizes,
+  -- raising why it cannot: `run(lib)` makes this rank's product and runs the library's collective.
+  local function vendor_path(what, o, dt, m, n, k, buffers, run)
+    local why = vendor_refuses(o, buffers)
+    -- (one rank: nothing to move, so no library: the collectives below are copies at most)
+    local lib = ctx.world_size > 1 and vendor_library(what) or nil
+    why = why or (lib and not lib.handle and lib.why)
+    if why then errors.raise("invalid_argument", "%s: variant \"vendor\" cannot run this call: %s", what, why) end
+    vendor_agree(what, ("%d x %d x %d %s (M x N x K, variant vendor)"):format(m, n, k, dt.name))
+    if C.iris_log_enabled(0) ~= 0 then
+      ctx:debug("%s: %d x %d x %d %s on %d rank%s: vendor%s, GEMM by %s then %s", what, m, n, k, dt.name, ctx.world_size,
+        ctx.world_size == 1 and "" or "s", o.auto and " (auto)" or "", vendor_gemm_name(), lib and lib.name or "nothing")
+    end
+    run(lib)
+  end
+
+  -- The library's `collective` of `count` elements from send into recv (NCCL's counts); on one rank
+  -- (no library) the ops pass send as recv: the result is there already.
+  local function vendor_collective(lib, collective, send, recv, count, dtype)
+    if lib then return reference.run(lib, collective, send, recv, count, dtype) end
+    assert(send:data_ptr() == recv:data_ptr(), "one rank's collective in place") -- (the ops make it so)
+  end
+
+  -- ---- variant overlap -----------------------------------------------------------------------------------
 
   -- The chunks `length` rows (or columns) are cut into for a product of `flop` (OVERLAP_CHUNK_FLOP): a
   -- list of {first (1-based), count}; the same on every rank (global sizes only).
@@ -429,7 +565,7 @@ function M.new(ctx)
     if C.iris_log_enabled(0) == 0 then return end
     ctx:debug("%s: %d x %d x %d %s on %d rank%s: overlap%s, %d chunk%s of %d %s, GEMM by %s", what, m, n, k, dt.name,
       ctx.world_size, ctx.world_size == 1 and "" or "s", o.auto and " (auto)" or "", #chunks, #chunks == 1 and "" or "s",
-      chunks[1][2], along, vendor() == true and "cuBLAS" or ("ctx.ops.matmul (" .. vendor() .. ")"))
+      chunks[1][2], along, vendor_gemm_name())
   end
 
   -- The operands of chunk c of a product a b cut along dim 1's columns (dim 1: b's columns c) or along
@@ -468,7 +604,14 @@ function M.new(ctx)
     local dt, m, n, k = product_operands(what, out, a, b)
     expect_shape(what, "out", out, m, n, "A x B")
     local o = read_options(what, "matmul_all_reduce", opts)
-    choose(what, o, dt, m, n, k * ctx.world_size)
+    choose(what, o, dt, m, n, k * ctx.world_size, { out = out })
+    if o.variant == VENDOR then -- the product in out, all-reduced in place
+      vendor_path(what, o, dt, m, n, k * ctx.world_size, { out = out }, function(lib)
+        chunk_gemm(what, out, a, b, dt, o.blocks)
+        vendor_collective(lib, "all_reduce", out, out, m * n, dt.name)
+      end)
+      return out
+    end
     if o.variant == BULK then return gemm_then(what, o, dt, m, n, k, out, a, b, out, "all_reduce") end
     if o.variant == OVERLAP then -- chunks of rows, each all-reduced in place
       local chunks = overlap_chunks(what, m, 2 * m * n * k * ctx.world_size, "rows")
@@ -502,7 +645,15 @@ function M.new(ctx)
     local W = ctx.world_size
     expect_shape(what, "out", out, o.dim == 1 and W * m or m, o.dim == 1 and n or W * n,
       ("A x B gathered from %d rank%s along dim %d"):format(W, W == 1 and "" or "s", o.dim))
-    choose(what, o, dt, o.dim == 1 and W * m or m, o.dim == 1 and n or W * n, k)
+    choose(what, o, dt, o.dim == 1 and W * m or m, o.dim == 1 and n or W * n, k, { out = out })
+    if o.variant == VENDOR then -- this rank's product in its own rows of out, gathered in place
+      vendor_path(what, o, dt, W * m, n, k, { out = out }, function(lib)
+        local mine = out:narrow(1, ctx.rank * m + 1, m)
+        chunk_gemm(what, mine, a, b, dt, o.blocks)
+        vendor_collective(lib, "all_gather", mine, out, m * n, dt.name)
+      end)
+      return out
+    end
     if o.variant == BULK then
       return gemm_then(what, o, dt, m, n, k, out, a, b, workspace("matmul_all_gather product", { m, n }, a.dtype, false),
         "all_gather", DIM_OPTIONS[o.dim])
@@ -548,7 +699,28 @@ function M.new(ctx)
     end
     expect_shape(what, "out", out, m, n, "A gathered x B")
     local o = read_options(what, "all_gather_matmul", opts)
-    choose(what, o, dt, m, n, W * k_local)
+    choose(what, o, dt, m, n, W * k_local, { A = a })
+    if o.variant == VENDOR then
+      vendor_path(what, o, dt, m, n, W * k_local, { A = a }, function(lib)
+        -- The library gathers the shards one below the other (rank r's m x k rows r); the product is the
+        -- sum over r of shard r times B's rows of rank r. With cuBLAS, one GEMM per shard adding into
+        -- out (16-bit partial sums rounded W - 1 times, as the vendor's own way does); without it, the
+        -- shards side by side in a workspace, then one GEMM.
+        if W == 1 then return chunk_gemm(what, out, a, b, dt, o.blocks) end
+        local stack = workspace("all_gather_matmul stack", { W * m, k_local }, a.dtype, false)
+        vendor_collective(lib, "all_gather", a, stack, m * k_local, dt.name)
+        if vendor() == true then
+          for r = 0, W - 1 do
+            reference.gemm(out, stack:narrow(1, r * m + 1, m), b:narrow(1, r * k_local + 1, k_local), r == 0 and 0 or 1)
+          end
+          return
+        end
+        local gathered = workspace("all_gather_matmul buffer", { m, W * k_local }, a.dtype, false)
+        for r = 0, W - 1 do gathered:narrow(2, r * k_local + 1, k_local):copy(stack:narrow(1, r * m + 1, m)) end
+        multiply(what, out, gathered, b, dt, m, n, W * k_local, o.blocks)
+      end)
+      return out
+    end
     if o.variant == BULK then
       log_plan(what, dt, m, n, W * k_local, o, 0, 0)
       local gathered = workspace("all_gather_matmul buffer", { m, W * k_local }, a.dtype, false)
@@ -595,7 +767,15 @@ function M.new(ctx)
     end
     local cm, cn = o.dim == 1 and m / W or m, o.dim == 1 and n or n / W
     expect_shape(what, "out", out, cm, cn, ("this rank's chunk of A x B along dim %d"):format(o.dim))
-    choose(what, o, dt, m, n, k * W)
+    choose(what, o, dt, m, n, k * W, { out = out })
+    if o.variant == VENDOR then -- the partial product in a workspace, reduce-scattered into out
+      vendor_path(what, o, dt, m, n, k * W, { out = out }, function(lib)
+        local partial = W == 1 and out or workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)
+        chunk_gemm(what, partial, a, b, dt, o.blocks)
+        vendor_collective(lib, "reduce_scatter", partial, out, cm * cn, dt.name)
+      end)
+      return out
+    end
     if o.variant == BULK then
       return gemm_then(what, o, dt, m, n, k, out, a, b, workspace("matmul_reduce_scatter partials", { m, n }, a.dtype,
         false), "reduce_scatter", DIM_OPTIONS[o.dim])
