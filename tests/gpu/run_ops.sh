@@ -11,7 +11,8 @@
 #   tests/gpu/run_ops.sh <build-dir> examples    # examples 07-16 at Iris's sizes (8192 x 4608 x 36864)
 #   tests/gpu/run_ops.sh <build-dir> hopper [ops_bench options]   # one call of at most $BUDGET s (480):
 #       the whole-kernel GEMM on Hopper in ctx.ops (issue 25): ops_fused at $ranks ranks, ops_bench
-#       (auto, bulk, overlap, fused, specialized, cuBLAS then NCCL; every result validated on the device), then
+#       (columns $VARIANTS, default auto, bulk, fused, vendor; and cuBLAS then NCCL written apart; every result
+#       validated on the device), then
 #       ops_fused at 1 rank, ops_graph (overlap's two streams in a CUDA graph), gemm_device and the mismatches
 #       while time is left. Kernels from a cache warmed here:
 #         IRIS_CACHE_DIR=.carry/kcache IRIS_CROSS_COMPILE=cuda:sm_90a build/bin/iris-lua tests/cli/fixtures/ops_compile.lua
@@ -70,16 +71,18 @@ hopper)
   timed_step "the fused ops' kernels (the carried cache, else NVRTC)" 150 "$iris" tests/cli/fixtures/ops_compile.lua
   timed_step "the collectives' kernels (the carried cache, else NVRTC)" 150 "$iris" tests/cli/fixtures/ccl_compile.lua
   timed_step "ops_fused at $ranks ranks" 120 "${mpi[@]}" "$iris" test tests/lua/ops_fused.lua
-  timed_step "ops_bench at $ranks ranks, validated" 240 "${mpi[@]}" "$iris" scripts/bench/ops_bench.lua --validate \
-    --variants auto,bulk,overlap,fused,specialized --iters 5 --warmup 2 --csv "$logs/ops_bench_hopper.csv" "${@:3}"
+  timed_step "ops_bench at $ranks ranks, validated" 300 "${mpi[@]}" "$iris" scripts/bench/ops_bench.lua --validate \
+    --variants ${VARIANTS:-auto,bulk,fused,vendor} --iters 5 --warmup 2 --csv "$logs/ops_bench_hopper.csv" "${@:3}"
   timed_step "ops_fused at 1 rank" 60 "$iris" test tests/lua/ops_fused.lua
-  timed_step "ops_graph at $ranks ranks (overlap forks and joins inside a capture)" 60 "${mpi[@]}" "$iris" test \
+  timed_step "ops_graph at $ranks ranks (overlap's two streams and vendor's NCCL inside a capture)" 60 "${mpi[@]}" "$iris" test \
     tests/lua/ops_graph.lua
   timed_step "gemm_device at 1 rank" 60 "$iris" test tests/lua/gemm_device.lua
-  for case in bulk variant; do
+  export IRIS_WAIT_TIMEOUT=3 # (vendor_variant: the fused kernel's wait for the rank in the vendor's gives up)
+  for case in bulk variant vendor vendor_variant; do
     timed_step "mismatch: $case (must end with an error naming both ranks)" 30 "${mpi[@]}" "$iris" \
       tests/cli/fixtures/ops_mismatch.lua "$case"
   done
+  unset IRIS_WAIT_TIMEOUT
   ;;
 examples)
   for example in $examples; do
