@@ -385,7 +385,11 @@ void Proxy::atomic16(abi::ProxySlot& slot) {
 
 bool Proxy::outside(const abi::ProxySlot& slot) const {
   const uint64_t bytes = slot.op == IRIS_PROXY_ATOMIC ? atomic_bytes(slot.type) : slot.bytes;
-  return slot.rank < 0 || slot.rank >= comm_.size() || slot.offset > heap_bytes_ || bytes > heap_bytes_ - slot.offset;
+  const auto outside_heap = [&](int64_t rank, uint64_t offset) {
+    return rank < 0 || rank >= comm_.size() || offset > heap_bytes_ || bytes > heap_bytes_ - offset;
+  };
+  if (slot.op == IRIS_PROXY_COPY && outside_heap(static_cast<int64_t>(slot.value[0]), slot.value[1])) return true;
+  return outside_heap(slot.rank, slot.offset);
 }
 
 // An atomic through the transport's own atomics (where the target's proxy does not apply them).
@@ -427,6 +431,7 @@ void Proxy::serve(const std::vector<uint64_t>& batch) {
     size_t first, count, at;
   };
   std::vector<Loaded> loads;
+  std::vector<size_t> copies;  // batch indexes of copies between two other ranks: got first, put after the flush
   staging_.resize(batch.size() * 16);
   size_t at = 0;
   std::vector<char> done(batch.size(), 1);
@@ -456,6 +461,11 @@ void Proxy::serve(const std::vector<uint64_t>& batch) {
       window_->put(local, slot.bytes, slot.rank, slot.offset);
     } else if (slot.op == IRIS_PROXY_GET) {
       window_->get(local, slot.bytes, slot.rank, slot.offset);
+    } else if (slot.op == IRIS_PROXY_COPY) {
+      std::vector<char>& bytes = copies_[batch[i]].bytes;
+      bytes.resize(slot.bytes);
+      window_->get(bytes.data(), slot.bytes, static_cast<int>(slot.value[0]), slot.value[1]);
+      copies.push_back(i);
     } else if (target_applies_atomics_) {
       request_atomics(batch, i, 1);
       done[i] = 0;  // complete when the answer comes
@@ -465,6 +475,14 @@ void Proxy::serve(const std::vector<uint64_t>& batch) {
     ++i;
   }
   window_->flush_all();
+  if (!copies.empty()) {  // every get has landed: the puts of the copies, completed by a second flush
+    for (size_t i : copies) {
+      const abi::ProxySlot& slot = ring_->slots[batch[i] % IRIS_PROXY_RING_SLOTS];
+      window_->put(copies_[batch[i]].bytes.data(), slot.bytes, slot.rank, slot.offset);
+    }
+    window_->flush_all();
+    for (size_t i : copies) copies_.erase(batch[i]);
+  }
   for (const Loaded& l : loads) {
     const char* from = staging_.data() + l.at;
     for (size_t k = l.first; k < l.first + l.count; ++k) {
@@ -500,7 +518,7 @@ void Proxy::serve_by_messages(const std::vector<uint64_t>& batch) {
       i = j;
       continue;
     }
-    if (slot.op == IRIS_PROXY_PUT || slot.op == IRIS_PROXY_GET) {
+    if (slot.op == IRIS_PROXY_PUT || slot.op == IRIS_PROXY_GET || slot.op == IRIS_PROXY_COPY) {
       char* local = reinterpret_cast<char*>(static_cast<uintptr_t>(slot.local));
       if (slot.bytes == 0) {
         finish_slot(batch[i], IRIS_PROXY_STATUS_OK);
@@ -508,7 +526,13 @@ void Proxy::serve_by_messages(const std::vector<uint64_t>& batch) {
         pieces_left_[batch[i]] = piece_count(slot.bytes);
         Outstanding piece;
         piece.ticket = batch[i];
-        request_pieces(slot.rank, slot.op, slot.offset, local, slot.bytes, piece);
+        if (slot.op == IRIS_PROXY_COPY) {  // the gets from the source first (take_answer: then the puts)
+          std::vector<char>& bytes = copies_[batch[i]].bytes;
+          bytes.resize(slot.bytes);
+          request_pieces(static_cast<int>(slot.value[0]), IRIS_PROXY_GET, slot.value[1], bytes.data(), slot.bytes, piece);
+        } else {
+          request_pieces(slot.rank, slot.op, slot.offset, local, slot.bytes, piece);
+        }
       }
     } else {  // atomics: a run of the same operation on consecutive words of one rank goes as one request
       const size_t width = atomic_bytes(slot.type);
@@ -721,12 +745,18 @@ void Proxy::take_answer(const char* message, size_t size) {
   abi::ProxySlot& slot = ring_->slots[waiting.ticket % IRIS_PROXY_RING_SLOTS];
   switch (slot.op) {
     case IRIS_PROXY_PUT:
-    case IRIS_PROXY_GET: {
+    case IRIS_PROXY_GET:
+    case IRIS_PROXY_COPY: {
       if (reply.status != IRIS_PROXY_STATUS_OK) slot.status = reply.status;
       if (waiting.into != nullptr && reply.status == IRIS_PROXY_STATUS_OK) backend_.proxy_copy(waiting.into, data, bytes);
       const auto left = pieces_left_.find(waiting.ticket);
       if (left != pieces_left_.end() && --left->second > 0) return;
       if (left != pieces_left_.end()) pieces_left_.erase(left);
+      const auto copy = copies_.find(waiting.ticket);
+      if (copy != copies_.end() && !copy->second.putting && slot.status == IRIS_PROXY_STATUS_OK) {
+        return start_copy_puts(waiting.ticket);  // (this message's bytes are used up: the puts may reuse incoming_)
+      }
+      if (copy != copies_.end()) copies_.erase(copy);
       return finish_slot(waiting.ticket, IRIS_PROXY_STATUS_OK);
     }
     default:  // a run of loads, stores or atomics
@@ -741,6 +771,18 @@ void Proxy::take_answer(const char* message, size_t size) {
         finish_slot(t, reply.status);
       }
   }
+}
+
+// A copy between two ranks of other nodes whose gets have all been answered: its puts to the
+// destination, which complete the slot (take_answer).
+void Proxy::start_copy_puts(uint64_t ticket) {
+  const abi::ProxySlot& slot = ring_->slots[ticket % IRIS_PROXY_RING_SLOTS];
+  Copy& copy = copies_[ticket];
+  copy.putting = true;
+  pieces_left_[ticket] = piece_count(slot.bytes);
+  Outstanding piece;
+  piece.ticket = ticket;
+  request_pieces(slot.rank, IRIS_PROXY_PUT, slot.offset, copy.bytes.data(), slot.bytes, piece);
 }
 
 // Requests other ranks' proxies sent to this rank's heap, and the answers to this proxy's own.
@@ -841,6 +883,7 @@ void Proxy::run() {
             it = its ? outstanding_.erase(it) : std::next(it);
           }
           pieces_left_.erase(ticket);
+          copies_.erase(ticket);
           ring_->slots[ticket % IRIS_PROXY_RING_SLOTS].status = IRIS_PROXY_STATUS_FAILED;
           store_release(&ring_->slots[ticket % IRIS_PROXY_RING_SLOTS].seq, ticket + 2);
         }

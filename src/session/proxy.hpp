@@ -131,6 +131,14 @@ class Proxy {
   uint64_t next_request_ = 0;
   std::unordered_map<uint64_t, Outstanding> outstanding_;  // by request id
   std::unordered_map<uint64_t, uint64_t> pieces_left_;     // by ticket: a block copy's requests not answered yet
+  // A copy between two ranks of other nodes (IRIS_PROXY_COPY), by ticket: its bytes in host memory,
+  // got from the source, then put to the destination (messages: first its gets' answers, then its puts').
+  struct Copy {
+    std::vector<char> bytes;
+    bool putting = false;
+  };
+  std::unordered_map<uint64_t, Copy> copies_;
+  void start_copy_puts(uint64_t ticket);
   // The host memory every copy of the messages transport goes through, pinned (mapped host memory): a
   // copy between pageable memory and the heap would wait for the kernels in flight (the heap is
   // SYNC_MEMOPS on cuda), which may be waiting for this very proxy. `incoming_` takes every message

@@ -66,6 +66,11 @@ __global__ void read_back(iris::Context ctx, const int* row, int* seen, int* max
 // Half-precision atomics go through the transport's compare-and-swap.
 __global__ void add_half(iris::Context ctx, iris::half* h, int peer) { ctx.atomic_add(h, iris::half(1.0f), peer); }
 
+// copy_block between two ranks of another node (or one rank twice): this rank's proxy gets each
+// slice and puts it (docs/multinode.md); into slot ctx.rank of dst.
+__global__ void copy_between(iris::Context ctx, const long long* src, long long* dst, long n, int from, int to) {
+  ctx.copy_block(src, dst + (long)ctx.rank * n, (size_t)n, from, to);
+}
 ]]
 
 iris.test("loads, stores, atomics and signals reach every rank, and waits see them", function()
@@ -191,4 +196,35 @@ iris.test("ctx.ccl.send and recv with another node: in order, views, pulled", fu
   end
   ctx:barrier()
 end)
+
+-- copy_block and host copies between two ranks that are both on another node: each rank copies from the
+-- first rank of the next node to its last one (the same rank where that node has one), over 256 KiB so
+-- that several threads' slices travel, through this rank's proxy.
+iris.test("copy_block and host copies between two ranks of another node", function()
+  local nodes = math.ceil(W / N)
+  local function ends(r) -- the first and last ranks of the node after r's
+    local n = (math.floor(r / N) + 1) % nodes
+    return n * N, math.min(W, (n + 1) * N) - 1
+  end
+  local n = 40000 -- int64: 312.5 KiB
+  local src = ctx:arange(me * 1000000, me * 1000000 + n, 1, "int64")
+  local dst, host = ctx:full(W * n, -1, "int64"), ctx:full(W * n, -1, "int64")
+  local from, to = ends(me)
+  if nodes > 1 then
+    mod.copy_between:launch({ grid = 1, block = 4 }, ctx, src, dst, n, from, to)
+    host:narrow(1, me * n + 1, n):peer(to):copy(src:peer(from))
+  end
+  ctx:barrier()
+  for c = 0, W - 1 do
+    local f, t = ends(c)
+    local want = nodes > 1 and t == me and f * 1000000 or -1
+    for _, got in ipairs { dst, host } do
+      local slot = got:narrow(1, c * n + 1, n)
+      iris.assert_equal({ slot:get(1), slot:get(n), slot:sum() },
+        { want, want < 0 and -1 or want + n - 1, want < 0 and -n or want * n + n * (n - 1) / 2 })
+    end
+  end
+  ctx:barrier()
+end)
+
 

@@ -224,6 +224,8 @@ struct TraceBuffer {
 #define IRIS_PROXY_PUT 3       /* bytes from this process's address `local` -> (rank, offset) */
 #define IRIS_PROXY_GET 4       /* bytes at (rank, offset) -> this process's address `local` */
 #define IRIS_PROXY_ATOMIC 5    /* atomic `atomic` of `type` with value (and compare) -> result: the old value */
+#define IRIS_PROXY_COPY 6      /* bytes at (value[0] = rank, value[1] = offset) -> (rank, offset): two ranks of other
+                                  nodes, through the proxy's host memory */
 /* Element types of atomics (and of loads and stores, by width). */
 #define IRIS_PROXY_U8 0
 #define IRIS_PROXY_U16 1
@@ -259,8 +261,9 @@ struct ProxySlot {
   int32_t rank;      /* the target */
   uint64_t offset;   /* in the target's heap */
   uint64_t local;    /* PUT/GET: the address in this process */
-  uint64_t bytes;    /* PUT/GET: how many; LOAD/STORE: the width (1, 2, 4, 8 or 16) */
-  uint64_t value[2]; /* STORE and ATOMIC operands (the compare value of a CAS in value[1]); LOAD, ATOMIC: the result */
+  uint64_t bytes;    /* PUT/GET/COPY: how many; LOAD/STORE: the width (1, 2, 4, 8 or 16) */
+  uint64_t value[2]; /* STORE and ATOMIC operands (the compare value of a CAS in value[1]); LOAD, ATOMIC: the result;
+                        COPY: the source's rank and offset */
   uint32_t status;   /* IRIS_PROXY_STATUS_* */
   uint32_t reserved;
 };

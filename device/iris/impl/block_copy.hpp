@@ -87,15 +87,13 @@ IRIS_DEVICE void block_copy(const T* src, T* dst, size_t count, bool to_another_
 
 namespace detail {
 // A block copy where either side may be on another node (remote.hpp): that side's rank is reached
-// through the host proxy, each thread posting its slice; otherwise `local_copy` copies.
+// through the host proxy, each thread posting its slice (both sides: the proxy copies between them
+// through its host memory); otherwise `local_copy` copies.
 template <class T, class LocalCopy>
 IRIS_DEVICE void block_copy_any(const T* src, T* dst, size_t count, LocalCopy local_copy) {
   const bool from_remote = is_remote(src), to_remote = is_remote(dst);
   if (!from_remote && !to_remote) return local_copy();
-  if (from_remote && to_remote) {
-    RemoteRequest r{IRIS_PROXY_GET, 0u, 0u, remote_rank(src), remote_offset(src), 0ull, count * sizeof(T), {0ull, 0ull}};
-    remote_copy_unsupported(r);
-  }
+  if (from_remote && to_remote) return remote_copy_block(dst, src, count * sizeof(T));
   if (to_remote) return remote_block(IRIS_PROXY_PUT, dst, src, count * sizeof(T));
   remote_block(IRIS_PROXY_GET, src, dst, count * sizeof(T));
 }

@@ -41,15 +41,21 @@ template <class Why>
 [[noreturn]] IRIS_DEVICE void remote_failure(const RemoteRequest& r, Why why) {
   report_and_trap("remote access", [&](abi::DeviceMailbox& box) {
     Text text{box.message, 0, static_cast<int>(sizeof box.message)};
-    const char* names[] = {"?", "load", "store", "put", "get", "atomic"};
+    const char* names[] = {"?", "load", "store", "put", "get", "atomic", "copy"};
     text.put("remote ");
-    text.put(names[r.op <= IRIS_PROXY_ATOMIC ? r.op : 0]);
+    text.put(names[r.op <= IRIS_PROXY_COPY ? r.op : 0]);
     text.put(" on rank ");
     text.put(__iris_module_state.rank);
     text.put(" to rank ");
     text.put(r.rank);
     text.put(" (heap offset ");
     text.put(static_cast<uint64_t>(r.offset));
+    if (r.op == IRIS_PROXY_COPY) {  // and where it copies from
+      text.put(", from rank ");
+      text.put(static_cast<uint64_t>(r.value[0]));
+      text.put("'s heap offset ");
+      text.put(static_cast<uint64_t>(r.value[1]));
+    }
     text.put("): ");
     why(text);
     Text{box.what, 0, static_cast<int>(sizeof box.what)}.put("remote access");
@@ -102,7 +108,10 @@ __device__ __noinline__ void remote_call(RemoteRequest& r) {
   r.value[1] = slot->value[1];
   atomic_store(seq, ticket + IRIS_PROXY_RING_SLOTS, release, sys);
   if (status == IRIS_PROXY_STATUS_OUTSIDE) {
-    remote_failure(r, [](Text& t) { t.put("the address lies outside that rank's heap"); });
+    remote_failure(r, [&r](Text& t) {
+      t.put(r.op == IRIS_PROXY_COPY ? "the source or the destination lies outside its rank's heap"
+                                    : "the address lies outside that rank's heap");
+    });
   }
   if (status != IRIS_PROXY_STATUS_OK) {
     remote_failure(r, [](Text& t) { t.put("the transport failed (the host's log says why)"); });
@@ -146,12 +155,6 @@ IRIS_DEVICE void check_remote_width(const void* p) {
   }
 }
 
-__device__ __noinline__ void remote_copy_unsupported(const RemoteRequest& r) {
-  remote_failure(r, [](Text& t) {
-    t.put("a copy_block between two ranks of other nodes is not supported: get_block into this rank, then put_block");
-  });
-}
-
 template <class T>
 IRIS_DEVICE T remote_load(const T* p) {
   check_remote_width<T>(p);
@@ -168,20 +171,35 @@ IRIS_DEVICE void remote_store(T* p, const T& v) {
   remote_access(IRIS_PROXY_STORE, p, sizeof(T), words);
 }
 
-// `bytes` between this process's `local` and a remote address, in slices the block's threads share
-// (at least 256 KiB each: fewer, larger transfers are what the transport moves fastest, and a small
-// copy is one request), each thread posting its own.
-__device__ __noinline__ void remote_block(unsigned int op, const void* remote, const void* local,
-                                          unsigned long long bytes) {
+// This thread's slice of `bytes` that the block's threads share (at least 256 KiB each: fewer, larger
+// transfers are what the transport moves fastest, and a small copy is one request): false where it has none.
+IRIS_DEVICE bool block_slice(unsigned long long bytes, unsigned long long& begin, unsigned long long& length) {
   const unsigned long long threads = block_thread_count();
-  const unsigned long long t = block_thread_index();
   unsigned long long slice = (bytes + threads - 1) / threads;
   if (slice < 262144ull) slice = 262144ull;
-  const unsigned long long begin = t * slice;
-  if (begin >= bytes) return;
-  const unsigned long long length = bytes - begin < slice ? bytes - begin : slice;
+  begin = block_thread_index() * slice;
+  if (begin >= bytes) return false;
+  length = bytes - begin < slice ? bytes - begin : slice;
+  return true;
+}
+
+// `bytes` between this process's `local` and a remote address, each thread posting its slice.
+__device__ __noinline__ void remote_block(unsigned int op, const void* remote, const void* local,
+                                          unsigned long long bytes) {
+  unsigned long long begin = 0, length = 0;
+  if (!block_slice(bytes, begin, length)) return;
   RemoteRequest r{op, 0u, 0u, remote_rank(remote), remote_offset(remote) + begin,
                   static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(local)) + begin, length, {0ull, 0ull}};
+  remote_call(r);
+}
+
+// `bytes` from one remote address to another (two ranks of other nodes), each thread posting its slice:
+// this rank's proxy gets it into its host memory, then puts it; complete at the destination on return.
+__device__ __noinline__ void remote_copy_block(const void* to, const void* from, unsigned long long bytes) {
+  unsigned long long begin = 0, length = 0;
+  if (!block_slice(bytes, begin, length)) return;
+  RemoteRequest r{IRIS_PROXY_COPY, 0u, 0u, remote_rank(to), remote_offset(to) + begin, 0ull, length,
+                  {static_cast<unsigned long long>(remote_rank(from)), remote_offset(from) + begin}};
   remote_call(r);
 }
 
