@@ -707,7 +707,8 @@ function M.new(ctx)
         -- out (16-bit partial sums rounded W - 1 times, as the vendor's own way does); without it, the
         -- shards side by side in a workspace, then one GEMM.
         if W == 1 then return chunk_gemm(what, out, a, b, dt, o.blocks) end
-        local stack = workspace("all_gather_matmul stack", { W * m, k_local }, a.dtype, false)
+        -- (bulk's and overlap's workspace, of the same size, seen as the shards one below the other)
+        local stack = workspace("all_gather_matmul buffer", { m, W * k_local }, a.dtype, false):view({ W * m, k_local })
         vendor_collective(lib, "all_gather", a, stack, m * k_local, dt.name)
         if vendor() == true then
           for r = 0, W - 1 do
@@ -715,7 +716,7 @@ function M.new(ctx)
           end
           return
         end
-        local gathered = workspace("all_gather_matmul buffer", { m, W * k_local }, a.dtype, false)
+        local gathered = workspace("all_gather_matmul gathered", { m, W * k_local }, a.dtype, false)
         for r = 0, W - 1 do gathered:narrow(2, r * k_local + 1, k_local):copy(stack:narrow(1, r * m + 1, m)) end
         multiply(what, out, gathered, b, dt, m, n, W * k_local, o.blocks)
       end)
