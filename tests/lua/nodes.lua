@@ -228,3 +228,61 @@ iris.test("copy_block and host copies between two ranks of another node", functi
 end)
 
 
+-- ctx.ccl over groups that span nodes without being every rank (only members call; nothing runs on the
+-- others): every collective against references, and what such a group refuses.
+iris.test("ctx.ccl over a group that spans nodes without being every rank", function()
+  -- rank 1 (rank 0 in nodes of 1) with the second node's first rank; rank 0 with the second node
+  local groups = { { N == 1 and 0 or 1, N }, { 0 } }
+  for r = N, math.min(W, 2 * N) - 1 do table.insert(groups[2], r) end
+  if math.ceil(W / N) < 2 or #groups[2] == W then return iris.skip("no group spans nodes without being every rank") end
+  local k = 5
+  for _, g in ipairs(groups) do
+    local index
+    for j, r in ipairs(g) do
+      if r == me then index = j - 1 end
+    end
+    local G, last, o = #g, g[#g], { group = g }
+    local function sum_over(f) local s = 0 for _, r in ipairs(g) do s = s + f(r) end return s end
+    -- (allocations are collective over every rank: all make them, members alone call)
+    local out, inp, red = ctx:zeros(300), ctx:full(300, me + 1), ctx:full(300, -1)
+    local imax, imax_in = ctx:zeros(7, "int32"), ctx:full(7, 10 * me, "int32")
+    local rs, rs_in = ctx:zeros(k, "int64"), ctx:arange(0, G * k, 1, "int64"):add_(me)
+    local ag, mine = ctx:zeros(G * k, "int32"), ctx:full(k, me, "int32")
+    local b = ctx:full(k, me, "float64")
+    local a2a, a2a_in = ctx:zeros(G, "int32"), ctx:arange(me * 100, me * 100 + G, 1, "int32")
+    local gathered, piece, scattered = ctx:full(G * k, -1, "int32"), ctx:zeros(k, "int32"), ctx:arange(0, G * k, 1, "int32")
+    local wide, narrow_in = ctx:zeros({ 4, 4 }), ctx:zeros({ 4, 2 })
+    if index then
+      iris.assert_equal(ctx.ccl.all_reduce(out, inp, o), sum_over(function(r) return r + 1 end))
+      ctx.ccl.all_reduce(imax, imax_in, { group = g, op = "max" })
+      iris.assert_equal(imax, 10 * last)
+      ctx.ccl.reduce(red, inp, last, o)
+      iris.assert_equal(red, me == last and sum_over(function(r) return r + 1 end) or -1)
+      -- chunk j of the reduce_scatter is member j's: its elements j*k .. j*k + k - 1, plus each rank
+      ctx.ccl.reduce_scatter(rs, rs_in, o)
+      iris.assert_equal(rs:sum(), G * (index * k * k + k * (k - 1) / 2) + k * sum_over(function(r) return r end))
+      ctx.ccl.all_gather(ag, mine, o)
+      local want = {}
+      for _, r in ipairs(g) do for _ = 1, k do want[#want + 1] = r end end
+      iris.assert_equal(ag, want)
+      iris.assert_equal(ctx.ccl.broadcast(b, last, o), last)
+      ctx.ccl.all_to_all(a2a, a2a_in, o)
+      local want_a2a = {}
+      for _, r in ipairs(g) do want_a2a[#want_a2a + 1] = r * 100 + index end
+      iris.assert_equal(a2a, want_a2a)
+      ctx.ccl.gather(gathered, mine, last, o)
+      if me == last then iris.assert_equal(gathered, want) else iris.assert_equal(gathered, -1) end
+      ctx.ccl.scatter(piece, scattered, last, o)
+      iris.assert_equal(piece:sum(), index * k * k + k * (k - 1) / 2)
+      -- refused at the caller's line: in place, strided, a root outside the group
+      local function fails(pattern, fn)
+        local ok, err = pcall(fn)
+        assert(not ok and tostring(err):find(pattern, 1, true), tostring(err))
+      end
+      fails("cannot run in place", function() ctx.ccl.all_reduce(out, out, o) end)
+      fails("takes contiguous tensors", function() ctx.ccl.all_reduce(wide:narrow(2, 1, 2), narrow_in, o) end)
+      fails("root must be a rank of the group", function() ctx.ccl.broadcast(b, W + 5, o) end)
+    end
+    ctx:barrier()
+  end
+end)

@@ -1163,5 +1163,6 @@ end
 -- What iris.ops checks alike.
 M.check_tensor, M.describe, M.positive_integer, M.overlap, M.human = check_tensor, describe, positive_integer, overlap,
   human
+M.read_group = read_group -- (iris.ccl_nodes: groups that span nodes)
 
 return M
