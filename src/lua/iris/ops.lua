@@ -491,26 +491,29 @@ function M.new(ctx)
   end
 
   -- Runs the vendor's path of `what` (o.variant == VENDOR) for the product of these global sizes,
-  -- raising why it cannot: `run(lib)` makes this rank's product and runs the library's collective.
+  -- raising why it cannot: `run(collective)` makes this rank's product and calls
+  -- `collective(name, send, recv, count)` for the library's collective of `count` elements (NCCL's
+  -- counts). The ranks agree on the call (vendor_agree) just before the library is called, after
+  -- whatever GEMM comes first was enqueued: the announcement's host round runs while the GPU multiplies.
+  -- On one rank there is no library, and the ops pass send as recv: the result is there already.
   local function vendor_path(what, o, dt, m, n, k, buffers, run)
     local why = vendor_refuses(o, buffers)
-    -- (one rank: nothing to move, so no library: the collectives below are copies at most)
     local lib = ctx.world_size > 1 and vendor_library(what) or nil
     why = why or (lib and not lib.handle and lib.why)
     if why then errors.raise("invalid_argument", "%s: variant \"vendor\" cannot run this call: %s", what, why) end
-    vendor_agree(what, ("%d x %d x %d %s (M x N x K, variant vendor)"):format(m, n, k, dt.name))
+    local description = ("%d x %d x %d %s (M x N x K, variant vendor)"):format(m, n, k, dt.name)
     if C.iris_log_enabled(0) ~= 0 then
-      ctx:debug("%s: %d x %d x %d %s on %d rank%s: vendor%s, GEMM by %s then %s", what, m, n, k, dt.name, ctx.world_size,
+      ctx:debug("%s: %s on %d rank%s%s, GEMM by %s then %s", what, description, ctx.world_size,
         ctx.world_size == 1 and "" or "s", o.auto and " (auto)" or "", vendor_gemm_name(), lib and lib.name or "nothing")
     end
-    run(lib)
-  end
-
-  -- The library's `collective` of `count` elements from send into recv (NCCL's counts); on one rank
-  -- (no library) the ops pass send as recv: the result is there already.
-  local function vendor_collective(lib, collective, send, recv, count, dtype)
-    if lib then return reference.run(lib, collective, send, recv, count, dtype) end
-    assert(send:data_ptr() == recv:data_ptr(), "one rank's collective in place") -- (the ops make it so)
+    run(function(name, send, recv, count)
+      if not lib then
+        assert(send:data_ptr() == recv:data_ptr(), "one rank's collective in place") -- (the ops make it so)
+        return
+      end
+      vendor_agree(what, description)
+      reference.run(lib, name, send, recv, count, dt.name)
+    end)
   end
 
   -- ---- variant overlap -----------------------------------------------------------------------------------
@@ -606,9 +609,9 @@ function M.new(ctx)
     local o = read_options(what, "matmul_all_reduce", opts)
     choose(what, o, dt, m, n, k * ctx.world_size, { out = out })
     if o.variant == VENDOR then -- the product in out, all-reduced in place
-      vendor_path(what, o, dt, m, n, k * ctx.world_size, { out = out }, function(lib)
+      vendor_path(what, o, dt, m, n, k * ctx.world_size, { out = out }, function(collective)
         chunk_gemm(what, out, a, b, dt, o.blocks)
-        vendor_collective(lib, "all_reduce", out, out, m * n, dt.name)
+        collective("all_reduce", out, out, m * n)
       end)
       return out
     end
@@ -647,10 +650,10 @@ function M.new(ctx)
       ("A x B gathered from %d rank%s along dim %d"):format(W, W == 1 and "" or "s", o.dim))
     choose(what, o, dt, o.dim == 1 and W * m or m, o.dim == 1 and n or W * n, k, { out = out })
     if o.variant == VENDOR then -- this rank's product in its own rows of out, gathered in place
-      vendor_path(what, o, dt, W * m, n, k, { out = out }, function(lib)
+      vendor_path(what, o, dt, W * m, n, k, { out = out }, function(collective)
         local mine = out:narrow(1, ctx.rank * m + 1, m)
         chunk_gemm(what, mine, a, b, dt, o.blocks)
-        vendor_collective(lib, "all_gather", mine, out, m * n, dt.name)
+        collective("all_gather", mine, out, m * n)
       end)
       return out
     end
@@ -701,7 +704,7 @@ function M.new(ctx)
     local o = read_options(what, "all_gather_matmul", opts)
     choose(what, o, dt, m, n, W * k_local, { A = a })
     if o.variant == VENDOR then
-      vendor_path(what, o, dt, m, n, W * k_local, { A = a }, function(lib)
+      vendor_path(what, o, dt, m, n, W * k_local, { A = a }, function(collective)
         -- The library gathers the shards one below the other (rank r's m x k rows r); the product is the
         -- sum over r of shard r times B's rows of rank r. With cuBLAS, one GEMM per shard adding into
         -- out (16-bit partial sums rounded W - 1 times, as the vendor's own way does); without it, the
@@ -709,7 +712,7 @@ function M.new(ctx)
         if W == 1 then return chunk_gemm(what, out, a, b, dt, o.blocks) end
         -- (bulk's and overlap's workspace, of the same size, seen as the shards one below the other)
         local stack = workspace("all_gather_matmul buffer", { m, W * k_local }, a.dtype, false):view({ W * m, k_local })
-        vendor_collective(lib, "all_gather", a, stack, m * k_local, dt.name)
+        collective("all_gather", a, stack, m * k_local)
         if vendor() == true then
           for r = 0, W - 1 do
             reference.gemm(out, stack:narrow(1, r * m + 1, m), b:narrow(1, r * k_local + 1, k_local), r == 0 and 0 or 1)
@@ -770,10 +773,10 @@ function M.new(ctx)
     expect_shape(what, "out", out, cm, cn, ("this rank's chunk of A x B along dim %d"):format(o.dim))
     choose(what, o, dt, m, n, k * W, { out = out })
     if o.variant == VENDOR then -- the partial product in a workspace, reduce-scattered into out
-      vendor_path(what, o, dt, m, n, k * W, { out = out }, function(lib)
+      vendor_path(what, o, dt, m, n, k * W, { out = out }, function(collective)
         local partial = W == 1 and out or workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)
         chunk_gemm(what, partial, a, b, dt, o.blocks)
-        vendor_collective(lib, "reduce_scatter", partial, out, cm * cn, dt.name)
+        collective("reduce_scatter", partial, out, cm * cn)
       end)
       return out
     end
