@@ -192,9 +192,8 @@ iris.test("overlap: windows, comm_blocks, and calls in a row with other ops", fu
 end)
 
 -- auto on the whole-kernel GEMM (an H100 or H200, 16-bit elements): its rules by world size against the
--- figures they come from (docs/perf.md: 2 ranks "Fused ops on the whole-kernel GEMM", 4 ranks "The fused
--- ops at 4 ranks with overlap"), with the vendor's libraries and without them; pure Lua, so checked here
--- on any backend.
+-- figures they come from (docs/perf.md "auto with the vendor's path", 2 and 4 ranks), with the vendor's
+-- libraries and without them; pure Lua, so checked here on any backend.
 iris.test("auto's rules take the world size and fall back to the vendor's path", function()
   local rule = require("iris.ops").auto_rule
   local no_vendor = function(v) return v == "vendor" and "no vendor libraries" or nil end
@@ -207,25 +206,24 @@ iris.test("auto's rules take the world size and fall back to the vendor's path",
       end
     end
   end
-  for _, ranks in ipairs { 1, 2, 3 } do -- the 2-rank figures: ours won all_gather_matmul below 512 k per rank
-    expect(ranks, "all_gather_matmul", 8192, 4608, 36864, "vendor", "bulk")
-    expect(ranks, "all_gather_matmul", 8192, 8192, 2048, "vendor", "bulk")
+  for _, ranks in ipairs { 1, 2, 3, 4, 8 } do
+    local four = ranks >= 4
+    -- all_gather_matmul: ours below 512 columns of A per rank, the vendor's above
+    expect(ranks, "all_gather_matmul", 8192, 4608, 36864, "vendor", four and "fused" or "bulk")
+    expect(ranks, "all_gather_matmul", 8192, 8192, 2048, ranks <= 4 and "vendor" or "bulk", "bulk")
     expect(ranks, "all_gather_matmul", 16384, 8192, 512, ranks == 1 and "vendor" or "bulk", "bulk")
     expect(ranks, "all_gather_matmul", 4096, 4096, 256, "bulk")
-  end
-  for _, ranks in ipairs { 4, 8 } do -- the 4-rank figures: fused won the smallest, bulk below 512 k per rank
-    expect(ranks, "all_gather_matmul", 8192, 4608, 36864, "vendor", "fused")
-    expect(ranks, "all_gather_matmul", 4096, 4096, 256, "fused")
-    expect(ranks, "all_gather_matmul", 8192, 8192, 2048, ranks == 4 and "vendor" or "bulk", "bulk")
-    expect(ranks, "all_gather_matmul", 16384, 8192, 512, "bulk")
-  end
-  for _, ranks in ipairs { 1, 2, 4, 8 } do
-    expect(ranks, "matmul_all_gather", 4096, 4096, 256, "vendor", "fused")
+    -- matmul_all_gather: the fused kernel on the smallest from 4 ranks
+    expect(ranks, "matmul_all_gather", 4096, 4096, 256, four and "fused" or "vendor", "fused")
+    expect(ranks, "matmul_all_gather", 8192, 8192, 2048, "vendor", "fused")
     expect(ranks, "matmul_all_gather", 8192, 4608, 36864, "vendor", "bulk")
-    for _, op in ipairs { "matmul_all_reduce", "matmul_reduce_scatter" } do
-      for _, s in ipairs { { 8192, 4608, 36864 }, { 4096, 4096, 256 }, { 128, 128, 128 } } do
-        expect(ranks, op, s[1], s[2], s[3], "vendor", "bulk")
-      end
+    -- matmul_reduce_scatter: bulk under 1e11 FLOP; matmul_all_reduce: the vendor's everywhere
+    expect(ranks, "matmul_reduce_scatter", 4096, 4096, 256, "bulk")
+    for _, s in ipairs { { 8192, 4608, 36864 }, { 16384, 8192, 512 } } do
+      expect(ranks, "matmul_reduce_scatter", s[1], s[2], s[3], "vendor", "bulk")
+    end
+    for _, s in ipairs { { 8192, 4608, 36864 }, { 4096, 4096, 256 }, { 128, 128, 128 } } do
+      expect(ranks, "matmul_all_reduce", s[1], s[2], s[3], "vendor", "bulk")
     end
   end
 end)

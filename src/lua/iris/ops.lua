@@ -68,28 +68,27 @@ M.VENDOR = VENDOR
 -- AUTO's kernel; a "vendor" rule is passed over where the vendor's path cannot run (no NCCL or RCCL on
 -- every rank, gathers along dim 2, buffers that are not contiguous), so the rules after it are the
 -- choice without the vendor's libraries.
---   2 ranks, docs/perf.md "Fused ops on the whole-kernel GEMM" and "The overlap variant against bulk":
---     cuBLAS then NCCL beat bulk, fused and overlap on 13 of 16 op x shape pairs; ours won
---     all_gather_matmul with k per rank 128 and 256 (bulk: 1.35 and 1.37 x the vendor's), the vendor
---     from 1024 (0.96 x). Without the vendor: matmul_all_gather's fused kernel (each tile sent as it is
---     made) beat bulk on every shape but the largest (over 1 TFLOP).
---   4 ranks, docs/perf.md "The fused ops at 4 ranks with overlap": the vendor won 14 of 16; ours won
---     all_gather_matmul at 4096 x 4096 x 256 (fused: 0.12 against 0.37 ms) and 16384 x 8192 x 512 (k
---     per rank 128: bulk 0.53 against 0.88); the vendor from k per rank 512 (0.76 against bulk's 0.85).
---     Without the vendor (docs/perf.md "Four GPUs: 4 x H200, eager and replayed, and the fused ops"):
---     all_gather_matmul's fused kernel below 1e11 FLOP or from 4096 k per rank.
+--   2 and 4 ranks, docs/perf.md "auto with the vendor's path": cuBLAS then NCCL (variant vendor) beat
+--     bulk, fused and overlap on most op x shape pairs. Ours won all_gather_matmul with fewer than 512
+--     columns of A per rank (bulk: 0.337 against 0.471 ms at 16384 x 8192 x 512 on 2 ranks, 0.431
+--     against 0.983 on 4), matmul_reduce_scatter under 1e11 FLOP (bulk: 0.127 against 0.138 at 4096 x
+--     4096 x 256 on 2, 0.135 against 0.160 on 4) and, from 4 ranks, matmul_all_gather under 5e10 FLOP
+--     (the fused kernel: 0.155 against 0.169).
+--   Without the vendor (earlier runs, docs/perf.md "Fused ops on the whole-kernel GEMM" and "Four GPUs:
+--     4 x H200, eager and replayed, and the fused ops"): matmul_all_gather's fused kernel under 1 TFLOP;
+--     from 4 ranks all_gather_matmul's fused kernel under 1e11 FLOP or from 4096 k per rank.
 local AUTO_RULES = {
   { ranks = 2,
     matmul_all_reduce = { { variant = VENDOR } },
     matmul_all_gather = { { variant = VENDOR }, { variant = "fused", below = 1e12 } },
     all_gather_matmul = { { variant = BULK, k_below = 512 }, { variant = VENDOR } },
-    matmul_reduce_scatter = { { variant = VENDOR } } },
+    matmul_reduce_scatter = { { variant = BULK, below = 1e11 }, { variant = VENDOR } } },
   { ranks = 4,
     matmul_all_reduce = { { variant = VENDOR } },
-    matmul_all_gather = { { variant = VENDOR }, { variant = "fused", below = 1e12 } },
-    all_gather_matmul = { { variant = "fused", below = 1e11 }, { variant = BULK, k_below = 512 }, { variant = VENDOR },
+    matmul_all_gather = { { variant = "fused", below = 5e10 }, { variant = VENDOR }, { variant = "fused", below = 1e12 } },
+    all_gather_matmul = { { variant = BULK, k_below = 512 }, { variant = VENDOR }, { variant = "fused", below = 1e11 },
       { variant = "fused", k_from = 4096 } },
-    matmul_reduce_scatter = { { variant = VENDOR } } },
+    matmul_reduce_scatter = { { variant = BULK, below = 1e11 }, { variant = VENDOR } } },
 }
 -- bulk's options for ctx.ccl, one table each, so that a repeated call is ctx.ccl's repeated call (the
 -- same options table: launched again as planned)
