@@ -146,7 +146,9 @@ class Backend {
   // With a proxy copying beside launched work: the main thread's copies and fills (above) are enqueued
   // only once the launched work is done. Enqueued behind a kernel that waits for the proxy, a copy
   // held back the proxy's own copies until the kernel gave up (2 x H200: a to_table() after kernels
-  // waiting for a put across nodes; docs/decisions.md). No-op on the cpu backend.
+  // waiting for a put across nodes; docs/decisions.md). Module loads too: cuModuleLoadDataEx waits for
+  // kernels in flight, so a first send launched while the peer's recv module loaded stalled both
+  // ranks' proxies until the kernels gave up (2 x H200 as 2 nodes, ccl_p2p). No-op on the cpu backend.
   virtual void drain_before_copies(bool on) { (void)on; }
 
   // Waits for all launched work; throws Error(device_fault) naming the kernels that were in flight.

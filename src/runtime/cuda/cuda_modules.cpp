@@ -41,6 +41,7 @@ std::unique_ptr<Module> CudaBackend::load_module(const std::vector<uint8_t>& cod
   throw_if_faulted();
   if (code.empty()) throw Error(Errc::invalid_argument, "loading an empty module: the compiler produced no code");
   bind();
+  drain_for_proxy("loading a module");  // (Backend::drain_before_copies)
   // cubin and fatbin load as they are; PTX is text the driver compiles, and must end with a NUL.
   const bool binary = is_binary_image(code);
   std::vector<uint8_t> text;

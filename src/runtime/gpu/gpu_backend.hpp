@@ -105,7 +105,9 @@ class GpuBackend : public Backend {
   }
   // Waits for everything enqueued on the stream (polling, so Ctrl-C works).
   void wait_stream(const char* what);
-  void drain_for_proxy();  // before a copy of the main thread: waits for launched work if drain_before_copies
+  // Before a copy or a module load of the main thread: waits for launched work if drain_before_copies
+  // (not while the stream is captured: nothing captured runs, and the stream cannot be waited for).
+  void drain_for_proxy(const char* before = "a copy");
   // Waits until `event` has happened.
   void wait_event(typename Api::Event event, const char* what);
   void throw_if_faulted() const { faults_.throw_if_faulted(); }

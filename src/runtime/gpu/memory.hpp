@@ -177,8 +177,9 @@ void GpuBackend<Api>::free_mapped_host(MappedHostBuffer& buffer) {
 
 // Backend::drain_before_copies says why.
 template <class Api>
-void GpuBackend<Api>::drain_for_proxy() {
-  if (drain_before_copies_) wait_stream("finishing launched work before a copy (a host proxy copies beside it)");
+void GpuBackend<Api>::drain_for_proxy(const char* before) {
+  if (!drain_before_copies_ || capturing_) return;
+  wait_stream(format("finishing launched work before %s (a host proxy copies beside it)", before).c_str());
 }
 
 template <class Api>

@@ -10,6 +10,7 @@ std::unique_ptr<Module> HipBackend::load_module(const std::vector<uint8_t>& code
   throw_if_faulted();
   if (code.empty()) throw Error(Errc::invalid_argument, "loading an empty module: the compiler produced no code");
   bind();
+  drain_for_proxy("loading a module");  // (Backend::drain_before_copies)
   hipModule_t module = nullptr;
   check(api.hipModuleLoadData(&module, code.data()), "hipModuleLoadData",
         format("loading a code object (%s) on GPU %d (%s, %s)", human_bytes(code.size()).c_str(), device_,
