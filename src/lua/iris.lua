@@ -10,6 +10,9 @@
 --   iris.trace      iris.trace.start/stop/mark/span: a timeline of the whole job
 --   iris.progress   iris.progress: progress lines for long sweeps
 --   iris.plot       iris.plot.heatmap/lines/timeline: pictures as SVG
+-- First: a guard against a LuaJIT code generation bug in Debian 12's LuaJIT, before any loop compiles
+-- (iris/luajit_guard.lua, docs/reliability.md "check_keys").
+require("iris.luajit_guard").install()
 local ffi = require "ffi"
 local cdef = require "iris.cdef"
 local errors = require "iris.errors"

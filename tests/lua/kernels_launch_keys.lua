@@ -2,7 +2,7 @@
 -- walks up to three keys with next() and no loop. Here in loops LuaJIT compiles (the file's own functions
 -- run interpreted: iris.testing), with cfg tables of every shape and key order, right and wrong, through
 -- launch and launch_list; and graphs replayed between eager launches while the collector runs at every
--- step (docs/reliability.md, "The launch's cfg check and the crash that was not found").
+-- step (docs/reliability.md, "check_keys": the crash this swap once caused was a LuaJIT miscompile).
 local ctx = iris.init {}
 local k = iris.compile([[
 __global__ void bump(int32_t* count, int32_t by) {

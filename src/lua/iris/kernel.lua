@@ -119,24 +119,6 @@ end
 -- The keys a launch cfg may have, checked at every launch by errors.check_keys (which walks up to three
 -- keys without a loop, so the script's launch loop stays compiled).
 M.LAUNCH_KEYS = { "grid", "block", "shared" }
-local LAUNCH_KEY = { grid = true, block = true, shared = true }
-
--- Raises for a key of cfg that is not grid, block or shared ({grid = 1, blocks = 1}), at every launch.
--- Unrolled for the three keys: a loop here would be an inner loop of the script's launch loop, which
--- LuaJIT then leaves uncompiled.
-local function check_config_keys(kernel, cfg)
-  local key = next(cfg)
-  if key == nil then return end
-  if LAUNCH_KEY[key] then
-    key = next(cfg, key)
-    if key == nil then return end
-    if LAUNCH_KEY[key] then
-      key = next(cfg, key)
-      if key == nil or (LAUNCH_KEY[key] and next(cfg, key) == nil) then return end
-    end
-  end
-  errors.check_keys(cfg, M.LAUNCH_KEYS, kernel._launch_what, "cfg key")
-end
 
 -- Reads cfg.grid and cfg.block into dims[0..5]; returns cfg.shared (dynamic shared bytes). Allocates
 -- nothing: it runs at every launch.
@@ -145,7 +127,7 @@ local function read_config(kernel, cfg, dims)
     errors.raise("invalid_argument", "%s:launch(cfg, ...): cfg must be a table {grid = ..., block = ... [, shared = bytes]}, got %s",
       kernel.name, describe(cfg))
   end
-  check_config_keys(kernel, cfg)
+  errors.check_keys(cfg, M.LAUNCH_KEYS, kernel._launch_what, "cfg key")
   local limits = kernel.limits
   read_dim(kernel, cfg, "grid", limits.grid, dims, 0)
   read_dim(kernel, cfg, "block", limits.block, dims, 3)
