@@ -71,7 +71,10 @@ local function on_trace(what, trace, func)
     starts[trace] = func
     return
   end
-  if what ~= "stop" then return end
+  if what ~= "stop" then -- "abort", "flush": the start is not needed any more
+    if what == "flush" then starts = {} elseif trace then starts[trace] = nil end
+    return
+  end
   local start = starts[trace] or func
   starts[trace] = nil
   local util = require "jit.util"
