@@ -448,17 +448,23 @@ function M.new(ctx)
     return nil
   end
 
+  -- Why the vendor's path cannot run this call (nil: it can), and the library it would use: this rank's
+  -- reasons first, then the library's (opened here at the first such call; none on one rank, where
+  -- nothing moves). For auto's choice and for the path itself alike.
+  local function vendor_cannot(what, o, buffers)
+    local why = vendor_refuses(o, buffers)
+    if why or ctx.world_size == 1 then return why, nil end
+    local lib = vendor_library(what)
+    return not lib.handle and lib.why or nil, lib
+  end
+
   -- auto's choice for an op of these global sizes (auto_variant), said at debug level. `buffers` as
   -- vendor_refuses'.
   local function choose(what, o, dt, m, n, k, buffers)
     if not o.auto then return end
     local why
     o.variant, why = auto_variant(ctx, tma_why, o.op, dt.name, m, n, k, function(v)
-      if v ~= VENDOR then return nil end
-      local local_why = vendor_refuses(o, buffers)
-      if local_why or ctx.world_size == 1 then return local_why end
-      local lib = vendor_library(what)
-      return not lib.handle and lib.why or nil
+      if v == VENDOR then return (vendor_cannot(what, o, buffers)) end
     end)
     if why and C.iris_log_enabled(0) ~= 0 then
       local runs = (o.variant == OVERLAP or o.variant == VENDOR or o.variant == BULK) and o.variant
@@ -476,15 +482,15 @@ function M.new(ctx)
   local function vendor_agree(what, description)
     if graph.state.on or ctx.world_size == 1 then return end
     errors.check_waiting(C.iris_announce, what:gsub("^ctx%.", "") .. " (vendor)", hash53(description), announced)
-    for r = 1, ctx.world_size - 1 do
-      if announced[r] ~= announced[0] then
-        local all = from_every_rank(description, what .. ": the calls' descriptions")
-        for q = 1, ctx.world_size - 1 do
-          if all[q] ~= all[0] then
-            errors.raise("invalid_argument", "ranks called %s differently: rank 0 called it with %s, rank %d with %s "
-              .. "(every rank must make the same call)", what, all[0], q, all[q])
-          end
-        end
+    local differ = false
+    for r = 1, ctx.world_size - 1 do differ = differ or announced[r] ~= announced[0] end
+    if not differ then return end
+    -- (every rank saw the same hashes, so every rank makes this exchange)
+    local all = from_every_rank(description, what .. ": the calls' descriptions")
+    for q = 1, ctx.world_size - 1 do
+      if all[q] ~= all[0] then
+        errors.raise("invalid_argument", "ranks called %s differently: rank 0 called it with %s, rank %d with %s "
+          .. "(every rank must make the same call)", what, all[0], q, all[q])
       end
     end
   end
@@ -496,9 +502,7 @@ function M.new(ctx)
   -- whatever GEMM comes first was enqueued: the announcement's host round runs while the GPU multiplies.
   -- On one rank there is no library, and the ops pass send as recv: the result is there already.
   local function vendor_path(what, o, dt, m, n, k, buffers, run)
-    local why = vendor_refuses(o, buffers)
-    local lib = ctx.world_size > 1 and vendor_library(what) or nil
-    why = why or (lib and not lib.handle and lib.why)
+    local why, lib = vendor_cannot(what, o, buffers)
     if why then errors.raise("invalid_argument", "%s: variant \"vendor\" cannot run this call: %s", what, why) end
     local description = ("%d x %d x %d %s (M x N x K, variant vendor)"):format(m, n, k, dt.name)
     if C.iris_log_enabled(0) ~= 0 then
