@@ -165,7 +165,7 @@ IRIS_DEVICE void ll_all_reduce(const detail::OneWay& ll, const void* inp, void* 
   }
 }
 
-__global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_all_reduce(const void* inp, void* out, long count, int dtype, int op,
+__global__ void IRIS_EARLY_START IRIS_CCL_ONE_WAY_KERNEL ccl_ll_all_reduce(const void* inp, void* out, long count, int dtype, int op,
                                                          int variant, uint32_t group_lo, uint32_t group_hi,
                                                          iris::Context ctx) {
   using namespace ::iris::ccl::detail;

@@ -80,7 +80,7 @@ __global__ void ccl_gather(const void* inp, void* out, long rows, long cols, lon
 
 // The one-way variant (src/lua/iris/ccl.lua picks it for small contiguous calls): count is the elements
 // of each member's run; the staging is where iris.init put it (impl/ccl_call.hpp, Call::staging).
-__global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_gather(const void* inp, void* out, long count, int dtype, int root,
+__global__ void IRIS_EARLY_START IRIS_CCL_ONE_WAY_KERNEL ccl_ll_gather(const void* inp, void* out, long count, int dtype, int root,
                                                       uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
   using namespace ::iris::ccl::detail;
   const OneWay ll = one_way_call(ctx, "ctx.ccl.gather", gather_call, group_lo, group_hi, variant::ll, dtype, 0, root,

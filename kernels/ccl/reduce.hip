@@ -94,7 +94,7 @@ __global__ void ccl_reduce(const void* inp, void* out, long rows, long cols, lon
 
 // The one-way variant (src/lua/iris/ccl.lua picks it for small contiguous calls): count is the elements
 // of each member's run; the staging is where iris.init put it (impl/ccl_call.hpp, Call::staging).
-__global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_reduce(const void* inp, void* out, long count, int dtype, int op,
+__global__ void IRIS_EARLY_START IRIS_CCL_ONE_WAY_KERNEL ccl_ll_reduce(const void* inp, void* out, long count, int dtype, int op,
                                                       int root, uint32_t group_lo, uint32_t group_hi,
                                                       iris::Context ctx) {
   using namespace ::iris::ccl::detail;

@@ -78,7 +78,7 @@ __global__ void ccl_reduce_scatter(const void* inp, void* out, long rows, long c
 
 // The one-way variant (src/lua/iris/ccl.lua picks it for small contiguous calls): count is the elements
 // of each member's run; the staging is where iris.init put it (impl/ccl_call.hpp, Call::staging).
-__global__ void IRIS_CCL_ONE_WAY_KERNEL ccl_ll_reduce_scatter(const void* inp, void* out, long count, int dtype, int op, uint32_t group_lo,
+__global__ void IRIS_EARLY_START IRIS_CCL_ONE_WAY_KERNEL ccl_ll_reduce_scatter(const void* inp, void* out, long count, int dtype, int op, uint32_t group_lo,
                                       uint32_t group_hi,
                                       iris::Context ctx) {
   using namespace ::iris::ccl::detail;

@@ -166,7 +166,9 @@ int iris_kernel_time_raw_launches(iris_kernel* kernel, const uint32_t* dims, uin
   return capi::guarded([&] {
     programs::Kernel& k = kernel_of(kernel);
     const runtime::Backend::RawLaunchTimes times =
-        k.registry->backend().time_raw_launches(*k.module, k.function, config_of(dims, shared_bytes), args, iterations);
+        k.registry->backend().time_raw_launches(*k.module, k.function,
+                                                k.registry->launch_config(k, config_of(dims, shared_bytes)), args,
+                                                iterations);
     *seconds = times.device;
     *host_seconds = times.host;
   });

@@ -69,6 +69,7 @@ void read(env::Var var) {
     case env::Var::cache_dir:
     case env::Var::cross_compile:
     case env::Var::wait_timeout:
+    case env::Var::early_start:
     case env::Var::launch_blocking: programs::RegistryOptions::from_environment(); break;
     case env::Var::shared_gpu_warning: runtime::gpu::shared_device_warning_wanted(); break;
     case env::Var::hang_report:

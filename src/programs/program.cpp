@@ -126,6 +126,7 @@ Kernel& Program::kernel(const std::string& text) {
   kernel->label = canonical + " (" + kernel_origin(source_, signature.line) + ")";
   kernel->registry = &registry_;
   kernel->program = this;
+  kernel->early_start = signature.early_start;
   for (size_t i = 0; i < signature.params.size(); ++i) {
     const Param& p = signature.params[i];
     ParamType type = classify_param(p.type, substitutions, parsed_.aliases);

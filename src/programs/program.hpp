@@ -41,6 +41,7 @@ struct Kernel {
   void* function = nullptr;
   Registry* registry = nullptr;
   const class Program* program = nullptr;  // the program it came from
+  bool early_start = false;  // declared IRIS_EARLY_START (Registry::launch_config)
 };
 
 class Program {

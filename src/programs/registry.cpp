@@ -97,6 +97,7 @@ RegistryOptions RegistryOptions::from_environment() {
   o.wait_timeout_ns = static_cast<int64_t>(
       std::llround(env::seconds(env::Var::wait_timeout, static_cast<double>(o.wait_timeout_ns) / 1e9, false) * 1e9));
   o.launch_blocking = env::flag(env::Var::launch_blocking, o.launch_blocking);
+  o.early_start = env::flag(env::Var::early_start, o.early_start);
   return o;
 }
 
@@ -243,7 +244,14 @@ std::unique_ptr<runtime::Module> Registry::build(const ProgramSource& source, co
   return module;
 }
 
-void Registry::launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args) {
+runtime::LaunchConfig Registry::launch_config(const Kernel& kernel, const runtime::LaunchConfig& given) {
+  runtime::LaunchConfig config = given;
+  config.early_start = kernel.early_start && options_.early_start && backend().early_start();
+  return config;
+}
+
+void Registry::launch(const Kernel& kernel, const runtime::LaunchConfig& given, void** args) {
+  const runtime::LaunchConfig config = launch_config(kernel, given);
   if (capturing()) return captured_launch(kernel, config, args);
   if (trace::active()) return traced_launch(kernel, config, args);
   backend().launch(*kernel.module, kernel.function, config, args, kernel.label);

@@ -45,7 +45,8 @@ struct RegistryOptions {
   std::vector<CrossTarget> cross_targets;  // compiled too, never launched
   int64_t wait_timeout_ns = 10'000'000'000;
   bool launch_blocking = false;
-  // From IRIS_CACHE_DIR, IRIS_CROSS_COMPILE, IRIS_WAIT_TIMEOUT, IRIS_LAUNCH_BLOCKING; throws
+  bool early_start = true;  // kernels declared IRIS_EARLY_START start early where the backend can
+  // From IRIS_CACHE_DIR, IRIS_CROSS_COMPILE, IRIS_WAIT_TIMEOUT, IRIS_LAUNCH_BLOCKING, IRIS_EARLY_START; throws
   // Error(environment) for a value it cannot read.
   static RegistryOptions from_environment();
 };
@@ -73,6 +74,9 @@ class Registry {
   Program& builtin(const std::string& name);
 
   void launch(const Kernel& kernel, const runtime::LaunchConfig& config, void** args);
+  // `given` with early_start set where the kernel is declared IRIS_EARLY_START (it waits on the device
+  // for the kernel ahead of it), IRIS_EARLY_START is not 0 and the backend can (Backend::early_start).
+  runtime::LaunchConfig launch_config(const Kernel& kernel, const runtime::LaunchConfig& given);
   // Waits for this rank's device work (a fault's message names a failed wait: the backend watches the
   // mailbox).
   void synchronize();

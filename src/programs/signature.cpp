@@ -255,9 +255,11 @@ std::string qualified(const std::vector<Scope>& scopes, const std::string& name)
 size_t parse_kernel(const std::vector<Token>& t, size_t g, const std::vector<Scope>& scopes,
                     const std::vector<TemplateParam>* template_params, ParsedSource& walk) {
   size_t j = g + 1;
+  bool early_start = false;
   for (; j < t.size(); ++j) {
     const std::string& x = t[j].text;
     if (x == ";" || x == "{" || x == "}") return g;
+    if (x == "IRIS_EARLY_START") early_start = true;
     if ((x == "__launch_bounds__" || x == "__attribute__" || x == "alignas" || x == "__declspec") && j + 1 < t.size() &&
         t[j + 1].text == "(") {
       j = matching(t, j + 1);
@@ -279,6 +281,7 @@ size_t parse_kernel(const std::vector<Token>& t, size_t g, const std::vector<Sco
   KernelSignature k;
   k.name = qualified(scopes, name);
   k.line = line;
+  k.early_start = early_start;
   if (template_params != nullptr) {
     k.is_template = true;
     k.template_params = *template_params;

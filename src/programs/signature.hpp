@@ -33,6 +33,9 @@ struct KernelSignature {
   bool is_template = false;
   std::vector<Param> params;
   int line = 0;      // 1-based line of the name in the source
+  // IRIS_EARLY_START between __global__ and the name: the kernel waits for the kernel ahead of it on
+  // the device first, so it may be launched to start early (device/iris/impl/platform.hpp).
+  bool early_start = false;
 };
 
 // What one pass over a snippet finds.

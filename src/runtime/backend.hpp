@@ -39,6 +39,10 @@ struct LaunchConfig {
   Dim3 grid;
   Dim3 block;
   size_t shared_bytes = 0;  // dynamic shared memory per block
+  // May start while the kernel ahead of it on the stream still runs (CUDA's programmatic dependent
+  // launch): only for kernels that wait for it on the device before touching memory (IRIS_EARLY_START,
+  // device/iris/impl/platform.hpp). Set by the registry where Backend::early_start() says so.
+  bool early_start = false;
 };
 
 // What a backend's kernels are compiled with and for.
@@ -103,6 +107,8 @@ class Backend {
   virtual int device() const = 0;        // device ordinal in use
   virtual std::string device_name() const = 0;
   virtual CodeTarget code_target() const = 0;
+  // Whether launches may ask to start early (LaunchConfig::early_start): NVIDIA GPUs from sm_90.
+  virtual bool early_start() const { return false; }
   virtual LaunchLimits launch_limits() const = 0;
 
   // --- symmetric heap ------------------------------------------------------------------------------

@@ -18,6 +18,20 @@ const KernelSignature& find(const std::vector<KernelSignature>& all, const std::
 
 }  // namespace
 
+TEST_CASE("IRIS_EARLY_START before a kernel's name marks it as starting early", "[unit][signature]") {
+  const std::string source = R"SRC(
+__global__ void IRIS_EARLY_START __launch_bounds__(544, 1) early(const void* p, long n) {}
+__global__ void __launch_bounds__(256) late(float* x) { /* IRIS_EARLY_START in a comment */ }
+__global__ void plain(int n) { const char* s = "IRIS_EARLY_START"; }
+)SRC";
+  const auto kernels = parse_source(source).kernels;
+  REQUIRE(kernels.size() == 3);
+  CHECK(find(kernels, "early").early_start);
+  REQUIRE(find(kernels, "early").params.size() == 2);
+  CHECK_FALSE(find(kernels, "late").early_start);
+  CHECK_FALSE(find(kernels, "plain").early_start);
+}
+
 TEST_CASE("the parser finds kernels with their parameters, templates, namespaces and lines", "[unit][signature]") {
   const std::string source = R"SRC(// a comment mentioning __global__ void fake(int x)
 #define NOT_A_KERNEL __global__ void macro_kernel(int)

@@ -567,6 +567,9 @@ IRIS_DEVICE RouteLoads route_loads(const Team& members, const CallState* state, 
 IRIS_DEVICE OneWay one_way_call(const iris::Context& ctx, const char* name, int collective, uint32_t group_lo,
                                 uint32_t group_hi, int variant, int dtype, int op, int root, long count, const void* a,
                                 const void* b) {
+  // The one-way kernels are IRIS_EARLY_START: nothing below reads memory before the kernel ahead ends.
+  ::iris::detail::wait_for_earlier_kernels();
+  ::iris::detail::allow_later_kernels();
   OneWayBlock& block = one_way_block();
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
   const Team members = team(ctx, group);

@@ -155,6 +155,27 @@ IRIS_HOST_DEVICE To bit_cast(const From& from) {
 IRIS_DEVICE unsigned int shared_address(const void* p) { return static_cast<unsigned int>(__cvta_generic_to_shared(p)); }
 #endif
 
+// ---- starting early (programmatic dependent launch) ---------------------------------------------------
+// A kernel declared `__global__ void IRIS_EARLY_START name(...)` may be launched so that it starts
+// while the kernel ahead of it on the stream is still running (CUDA's programmatic dependent launch,
+// sm_90 and later; the registry asks for it, IRIS_EARLY_START=0 turns it off). Its blocks then wait in
+// wait_for_earlier_kernels() until that kernel has ended and its writes are visible, so they must call it
+// before they read or write any memory; what they save is the launch's latency between the two kernels.
+// allow_later_kernels() lets the kernel after this one start early (if it was launched so): any point
+// is correct, since that kernel still waits for this one's end. Elsewhere both do nothing: a kernel runs
+// after the one ahead of it has ended.
+#define IRIS_EARLY_START
+IRIS_DEVICE void wait_for_earlier_kernels() {
+#if defined(IRIS_PLATFORM_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+IRIS_DEVICE void allow_later_kernels() {
+#if defined(IRIS_PLATFORM_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 // The unsigned integer of a size: what atomics on floats and 16-bit types operate on.
 template <int Bytes> struct uint_of_size;
 template <> struct uint_of_size<2> { typedef unsigned short type; };

@@ -135,6 +135,19 @@ struct Api {
             "cuFuncSetAttribute"};
   }
   Returned launch_kernel(CUfunction function, const LaunchConfig& config, CUstream stream, void** args) const {
+    if (config.early_start) {  // programmatic dependent launch: the kernel waits for the one ahead itself
+      CUlaunchAttribute early{};
+      early.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION;
+      early.value.programmaticStreamSerializationAllowed = 1;
+      CUlaunchConfig ex{};
+      ex.gridDimX = config.grid.x, ex.gridDimY = config.grid.y, ex.gridDimZ = config.grid.z;
+      ex.blockDimX = config.block.x, ex.blockDimY = config.block.y, ex.blockDimZ = config.block.z;
+      ex.sharedMemBytes = static_cast<unsigned>(config.shared_bytes);
+      ex.hStream = stream;
+      ex.attrs = &early;
+      ex.numAttrs = 1;
+      return {cu.cuLaunchKernelEx(&ex, function, args, nullptr), "cuLaunchKernelEx"};
+    }
     return {cu.cuLaunchKernel(function, config.grid.x, config.grid.y, config.grid.z, config.block.x, config.block.y,
                               config.block.z, static_cast<unsigned>(config.shared_bytes), stream, args, nullptr),
             "cuLaunchKernel"};

@@ -25,6 +25,8 @@ class CudaBackend final : public gpu::GpuBackend<cuda::Api> {
   ~CudaBackend() override;
 
   CodeTarget code_target() const override;
+  // Programmatic dependent launch is Hopper's (sm_90) and later.
+  bool early_start() const override { return compute_major_ >= 9; }
   void encode_tensor_map(const TensorMapSpec& spec, void* out) const override;
   std::unique_ptr<Module> load_module(const std::vector<uint8_t>& code) override;
   // Makes the context current on the calling thread (a no-op when it already is).

@@ -28,7 +28,7 @@ namespace iris::runtime::cuda {
   X(cuMemcpyDtoHAsync) X(cuMemcpyHtoDAsync) X(cuMemcpyDtoDAsync) X(cuMemcpyAsync)                                      \
   X(cuMemsetD8Async) X(cuMemsetD16Async) X(cuMemsetD32Async)                                            \
   X(cuModuleLoadDataEx) X(cuModuleUnload) X(cuModuleGetFunction) X(cuModuleGetGlobal)                   \
-  X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel)                                         \
+  X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel) X(cuLaunchKernelEx)                      \
   X(cuEventCreate) X(cuEventDestroy) X(cuEventRecord) X(cuEventQuery) X(cuEventElapsedTime)                \
   X(cuStreamBeginCapture) X(cuStreamEndCapture) X(cuGraphGetNodes) X(cuGraphInstantiate)                \
   X(cuGraphLaunch) X(cuGraphExecDestroy) X(cuGraphDestroy)                                              \
