@@ -67,7 +67,7 @@ IRIS_DEVICE void all_gather_ll(const detail::OneWay& ll, const S* inp, S* out, i
 }  // namespace
 
 // dim only names the call in a mismatch report: chunk_step already says where the chunks are.
-__global__ void ccl_all_gather(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
+__global__ void IRIS_EARLY_START ccl_all_gather(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
                            long chunk_step, int block_m, int block_n, int dtype, int dim, int variant,
                            uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;

@@ -137,7 +137,7 @@ __device__ __noinline__ void ll_two_shot_run(const detail::OneWay ll, const S* i
 
 // `async`: skip the final wait for the peers where this rank's output does not depend on it
 // (one_shot and ring: the peers may still be reading inp when the kernel ends).
-__global__ void ccl_all_reduce(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
+__global__ void IRIS_EARLY_START ccl_all_reduce(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
                            int block_m, int block_n, int dtype, int op, int variant, uint32_t group_lo, uint32_t group_hi,
                            bool async, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;

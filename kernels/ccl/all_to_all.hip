@@ -54,7 +54,7 @@ IRIS_DEVICE void all_to_all_ll(const detail::OneWay& ll, const S* inp, S* out, i
 
 }  // namespace
 
-__global__ void ccl_all_to_all(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
+__global__ void IRIS_EARLY_START ccl_all_to_all(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
                            long in_chunk_step, long out_chunk_step, int block_m, int block_n, int dtype, int dim,
                            uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;

@@ -100,7 +100,7 @@ IRIS_DEVICE void broadcast_ll(const detail::OneWay& ll, S* t, int64_t n, int roo
 }  // namespace
 
 // variant: push or relay.
-__global__ void ccl_broadcast(void* data, long rows, long cols, long stride, int block_m, int block_n, int dtype,
+__global__ void IRIS_EARLY_START ccl_broadcast(void* data, long rows, long cols, long stride, int block_m, int block_n, int dtype,
                           int root, int variant, uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
   const detail::Call call = detail::make_call(ctx, "ctx.ccl.broadcast", detail::broadcast_call, group,

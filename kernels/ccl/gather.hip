@@ -65,7 +65,7 @@ IRIS_DEVICE void gather_ll(const detail::OneWay& ll, const S* inp, S* out, int64
 // dim only names the call in a mismatch report: chunk_step already says where the chunks are. The root
 // reads the members' inp (their own chunk of out, in place), so they are the tensors every rank must
 // pass alike; `async`: a member other than the root ends without waiting for the root to have read.
-__global__ void ccl_gather(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
+__global__ void IRIS_EARLY_START ccl_gather(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
                            long chunk_step, int block_m, int block_n, int dtype, int dim, int root, bool in_place,
                            uint32_t group_lo, uint32_t group_hi, bool async, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;

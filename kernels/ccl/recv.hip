@@ -54,7 +54,7 @@ __device__ __noinline__ void receive(const detail::P2p& p, const detail::Flat<S>
 
 // data: rows x cols elements of `dtype`, row stride `stride` (a contiguous tensor is 1 x n). Blocks of up to
 // 512 threads (src/lua/iris/ccl.lua, p2p_plan): compiled for them, as the one-way kernels are.
-__global__ void __launch_bounds__(512) ccl_recv(void* data, long rows, long cols, long stride, int dtype, int peer, iris::Context ctx) {
+__global__ void IRIS_EARLY_START __launch_bounds__(512) ccl_recv(void* data, long rows, long cols, long stride, int dtype, int peer, iris::Context ctx) {
   using namespace ::iris::ccl::detail;
   const P2p p = p2p(ctx, peer, false, "ctx.ccl.recv");
   const int64_t n = static_cast<int64_t>(rows) * cols;

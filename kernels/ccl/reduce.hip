@@ -79,7 +79,7 @@ __device__ __noinline__ void reduce_ll(const detail::OneWay ll, const S* inp, S*
 
 // `async`: a member other than the root ends without waiting for the root to finish reading its inp.
 // The root waits for deliveries only where the members write its out (two_shot).
-__global__ void ccl_reduce(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
+__global__ void IRIS_EARLY_START ccl_reduce(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
                            int block_m, int block_n, int dtype, int op, int variant, int root, uint32_t group_lo,
                            uint32_t group_hi, bool async, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;

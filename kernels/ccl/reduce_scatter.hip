@@ -64,7 +64,7 @@ __device__ __noinline__ void reduce_scatter_ll(const detail::OneWay ll, const S*
 }  // namespace
 
 // `async`: end without waiting for the members to finish reading this rank's inp.
-__global__ void ccl_reduce_scatter(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
+__global__ void IRIS_EARLY_START ccl_reduce_scatter(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
                                long chunk_step, int block_m, int block_n, int dtype, int dim, int op,
                                uint32_t group_lo, uint32_t group_hi, bool async, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;

@@ -69,7 +69,7 @@ IRIS_DEVICE void scatter_ll(const detail::OneWay& ll, const S* inp, S* out, int6
 }  // namespace
 
 // The members read the root's inp: `async` lets the root end without waiting for them to have read it.
-__global__ void ccl_scatter(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
+__global__ void IRIS_EARLY_START ccl_scatter(const void* inp, void* out, long rows, long cols, long in_stride, long out_stride,
                             long chunk_step, int block_m, int block_n, int dtype, int dim, int root, uint32_t group_lo,
                             uint32_t group_hi, bool async, iris::Context ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;

@@ -25,7 +25,7 @@ __device__ __noinline__ void send_lines(const detail::P2p& p, const detail::Flat
 
 // data: rows x cols elements of `dtype`, row stride `stride` (a contiguous tensor is 1 x n). Blocks of up to
 // 512 threads (src/lua/iris/ccl.lua, p2p_plan): compiled for them, as the one-way kernels are.
-__global__ void __launch_bounds__(512) ccl_send(const void* data, long rows, long cols, long stride, int dtype, int peer, int variant,
+__global__ void IRIS_EARLY_START __launch_bounds__(512) ccl_send(const void* data, long rows, long cols, long stride, int dtype, int peer, int variant,
                          iris::Context ctx) {
   using namespace ::iris::ccl::detail;
   const P2p p = p2p(ctx, peer, true, "ctx.ccl.send");

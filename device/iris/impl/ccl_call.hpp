@@ -518,10 +518,14 @@ IRIS_DEVICE Call make_call(const Context& ctx, uint64_t seq, const char* name, i
 }
 
 // The same for the call this kernel makes: the one after the rank's last counted call. A plain read of
-// the counter: an earlier kernel wrote it (Call::count), and the loads after it need not wait.
+// the counter: an earlier kernel wrote it (Call::count), and the loads after it need not wait. The
+// first thing a host collective's kernel does, so the wait of an IRIS_EARLY_START kernel is here (it
+// does nothing in a kernel launched the ordinary way).
 IRIS_DEVICE Call make_call(const Context& ctx, const char* name, int collective, uint64_t group, int variant, int dtype,
                            int op, int root, uint64_t count, uint64_t rows, int dim, int block_m, int block_n, Shared a,
                            Shared b) {
+  ::iris::detail::wait_for_earlier_kernels();
+  ::iris::detail::allow_later_kernels();
   return make_call(ctx, call_state(ctx)->calls + 1, name, collective, group, variant, dtype, op, root, count, rows, dim,
                    block_m, block_n, a, b);
 }

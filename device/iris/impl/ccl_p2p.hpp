@@ -149,6 +149,9 @@ struct P2p {
 };
 
 IRIS_DEVICE P2p p2p(const Context& ctx, int peer, bool sending, const char* name) {
+  // send and recv are IRIS_EARLY_START: nothing below reads memory before the kernel ahead ends.
+  ::iris::detail::wait_for_earlier_kernels();
+  ::iris::detail::allow_later_kernels();
   const uintptr_t base = static_cast<uintptr_t>(ctx.heap_bases[ctx.rank]);
   const CallState* calls = reinterpret_cast<const CallState*>(base + IRIS_CCL_STATE_OFFSET);
   const Staging staging{reinterpret_cast<unsigned char*>(base + calls->staging), calls->slot_bytes};
