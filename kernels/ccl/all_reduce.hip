@@ -42,11 +42,12 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 // ---- one way (variant ll; impl/ccl_ll.hpp) ----------------------------------------------------
 
 // Every member's inp to every other member; out = their reduction in member order (the same bits on
-// every rank). In place is safe: a thread writes out's words after reading inp's. Out of line, as
-// ll_two_shot_run: each a function of its own per storage type, whose registers the compilers allot
-// apart (together, 1-byte types spilled to local memory).
+// every rank). In place is safe: a thread writes out's words after reading inp's. Inline in the
+// kernel: out of line (a function of its own per storage type, so that the compilers allot its
+// registers apart) a replayed call took 0.45 to 0.55 us more from 16 to 128 KiB on 2 x H200, most of a
+// small call's time going to fetching instructions (docs/perf.md "Starting early").
 template <class S>
-__device__ __noinline__ void ll_one_shot(const detail::OneWay ll, const S* inp, S* out, int64_t n, detail::Reduction r) {
+IRIS_DEVICE void ll_one_shot(const detail::OneWay ll, const S* inp, S* out, int64_t n, detail::Reduction r) {
   using namespace ::iris::ccl::detail;
   const Batch first = batches<S>(n);
   uint64_t own[kBatch];

@@ -37,11 +37,10 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 
 // ---- one way (variant ll; impl/ccl_ll.hpp) ----------------------------------------------------
 
-// Every member's inp to the root, which reduces them in member order (the bits all_reduce gives). Out
-// of line: a function of its own per storage type, whose registers the compilers allot apart (inline
-// behind the dtype switch, they spilled to local memory).
+// Every member's inp to the root, which reduces them in member order (the bits all_reduce gives).
+// Inline in the kernel, as all_reduce's ll_one_shot (the reason is there).
 template <class S>
-__device__ __noinline__ void reduce_ll(const detail::OneWay ll, const S* inp, S* out, int64_t n, int root, detail::Reduction r) {
+IRIS_DEVICE void reduce_ll(const detail::OneWay ll, const S* inp, S* out, int64_t n, int root, detail::Reduction r) {
   using namespace ::iris::ccl::detail;
   const Batch first = batches<S>(n);
   uint64_t x[kBatch];

@@ -24,11 +24,10 @@ __device__ __noinline__ void run(const detail::Call& call, const T* inp, T* out,
 
 // ---- one way (variant ll; impl/ccl_ll.hpp) ----------------------------------------------------
 
-// Chunk i of inp (n elements each) to member i, which reduces what it gets in member order. Out of
-// line: a function of its own per storage type, whose registers the compilers allot apart (inline
-// behind the dtype switch, they spilled to local memory).
+// Chunk i of inp (n elements each) to member i, which reduces what it gets in member order. Inline in
+// the kernel, as all_reduce's ll_one_shot (the reason is there).
 template <class S>
-__device__ __noinline__ void reduce_scatter_ll(const detail::OneWay ll, const S* inp, S* out, int64_t n, detail::Reduction r) {
+IRIS_DEVICE void reduce_scatter_ll(const detail::OneWay ll, const S* inp, S* out, int64_t n, detail::Reduction r) {
   using namespace ::iris::ccl::detail;
   const Batch first = batches<S>(n);
   const int next = ll.index + 1 == ll.size ? 0 : ll.index + 1;  // the first member sent to
