@@ -2,7 +2,8 @@
 -- (--variants: auto; bulk, ctx.ops.matmul then the ctx.ccl collective, or the other way round; overlap,
 -- the vendor's GEMM in chunks beside ctx.ccl's collective of the chunks made, on two streams; fused, the
 -- fused kernel auto runs where it does not take bulk; vendor, ctx.ops' own way through cuBLAS and the
--- collective library; any variant by name, or all of them) and the vendor's, written here apart from
+-- collective library; copy_engine, the vendor's GEMM in chunks moved by the copy engine (the gathering
+-- ops); any variant by name, or all of them) and the vendor's, written here apart from
 -- ctx.ops (cuBLAS, then NCCL, both loaded at run time; absent on the cpu and hip backends, and NCCL
 -- refuses ranks sharing one GPU: the bench says which and why). Each column and the vendor's are timed
 -- --passes times, the order of the columns reversed at each pass, and the fastest pass is kept: the
@@ -36,7 +37,7 @@ local options = iris.options(arg, {
       min = 0 },
     { "variants", "auto,bulk,overlap,fused", "columns: auto, bulk, overlap (the vendor's GEMM in chunks beside the "
       .. "collectives), fused (the fused kernel auto runs where it does not take bulk), vendor (ctx.ops' cuBLAS then NCCL), "
-      .. "a variant's name, or all (every variant of the ops)", type = "list" },
+      .. "copy_engine (the GEMM's chunks moved by the copy engine), a variant's name, or all (every variant of the ops)", type = "list" },
     { "passes", 2, "times each column is measured, in reversed order at each pass (the fastest is kept)", min = 1 },
     { "validate", true, "check every variant's result and the vendor's against bulk's (every element)",
       type = "boolean", gpu = false },
@@ -211,26 +212,25 @@ for _, word in ipairs(options.variants) do
     add_column(ops_lua.BULK)
     add_column(ops_lua.OVERLAP)
     add_column(ops_lua.VENDOR)
+    add_column(ops_lua.COPY_ENGINE)
     for _, name in ipairs(ops_wanted) do
       for _, v in ipairs(VARIANTS[name]) do add_column(v) end
     end
   else
-    local known = word == "auto" or word == ops_lua.BULK or word == ops_lua.OVERLAP or word == ops_lua.VENDOR
-      or word == "fused"
+    local known = word == "auto" or word == "fused"
     for _, name in ipairs(OPS) do
+      known = known or ops_lua.lua_variant(name, word)
       for _, v in ipairs(VARIANTS[name]) do known = known or v == word end
     end
     if not known then
-      iris.options.usage_error("--variants: '%s' is not auto, bulk, overlap, vendor, fused, all or a variant of the ops",
-        word)
+      iris.options.usage_error("--variants: '%s' is not auto, bulk, overlap, vendor, copy_engine, fused, all or a "
+        .. "variant of the ops", word)
     end
     add_column(word)
   end
 end
 local function variant_of(column, name)
-  if column == "auto" or column == ops_lua.BULK or column == ops_lua.OVERLAP or column == ops_lua.VENDOR then
-    return column
-  end
+  if column == "auto" or ops_lua.lua_variant(name, column) then return column end
   if column == "fused" then return ops_lua.FUSED[ctx.backend == "cpu" and "cpu" or "gpu"][name] end
   for _, v in ipairs(VARIANTS[name]) do
     if v == column then return v end

@@ -6,6 +6,8 @@ local ref = require "ccl_reference"
 
 local ctx = iris.init { heap_size = "32MiB" }
 local W, me = ctx.world_size, ctx.rank
+-- variant copy_engine moves data by the copy engine, which reaches this node's heaps only (nil: left out)
+local COPY_ENGINE = ctx.nodes == 1 and "copy_engine" or nil
 
 -- Sizes with partial 128 x 128 tiles and a partial step of k.
 local M, N, K = 70, 150, 40
@@ -71,12 +73,12 @@ iris.test("matmul_all_reduce: bfloat16 and float32", function()
   end
 end)
 
-iris.test("matmul_all_gather: push, specialized, bulk, overlap and vendor, dim 1 and 2", function()
+iris.test("matmul_all_gather: push, specialized, bulk, overlap, vendor and copy_engine, dim 1 and 2", function()
   local bv = g.values(0, K, N, 2)
   local b = ctx:zeros({ K, N }, "bfloat16")
   g.fill(b, bv)
-  for _, variant in ipairs { "push", "specialized", "bulk", "overlap", "vendor" } do
-    for dim = 1, variant == "vendor" and 1 or 2 do
+  for _, variant in ipairs { "push", "specialized", "bulk", "overlap", "vendor", COPY_ENGINE } do
+    for dim = 1, (variant == "vendor" or variant == "copy_engine") and 1 or 2 do
       local a = ctx:zeros({ M, K }, "bfloat16")
       local out = ctx:zeros(dim == 1 and { W * M, N } or { M, W * N }, "bfloat16")
       g.fill(a, g.values(me, M, K, 1))
@@ -118,9 +120,30 @@ local function check_all_gather_matmul(m, n, k, dtype, variants)
   end
 end
 
-iris.test("all_gather_matmul: pull, staged, bulk, overlap and vendor", function()
-  check_all_gather_matmul(M, N, K, "float32", { "pull", "staged", "bulk", "overlap", "vendor" })
-  check_all_gather_matmul(M, N, K, "bfloat16", { "bulk", "overlap", "vendor" })
+iris.test("all_gather_matmul: pull, staged, bulk, overlap, vendor and copy_engine", function()
+  check_all_gather_matmul(M, N, K, "float32", { "pull", "staged", "bulk", "overlap", "vendor", COPY_ENGINE })
+  check_all_gather_matmul(M, N, K, "bfloat16", { "bulk", "overlap", "vendor", COPY_ENGINE })
+end)
+
+-- copy_engine, several calls back to back without a wait between them: each call's arrival keeps a
+-- rank's copies out of a peer's out (and A) until the peer's earlier call is done with it.
+iris.test("copy_engine: calls back to back on the same tensors", function()
+  if ctx.nodes > 1 then return iris.skip("variant copy_engine takes ranks on one node") end
+  local bv = g.values(0, K, N, 2)
+  local b = ctx:zeros({ K, N }, "float32")
+  g.fill(b, bv)
+  local out = ctx:zeros({ W * M, N }, "float32")
+  for call = 1, 4 do
+    local a = ctx:zeros({ M, K }, "float32")
+    g.fill(a, g.values(me + call, M, K, 1))
+    ctx.ops.matmul_all_gather(out, a, b, { variant = "copy_engine" })
+    local expected = {}
+    for r = 0, W - 1 do
+      local c = g.matmul(g.values(r + call, M, K, 1), bv, M, N, K)
+      for i = 1, M * N do expected[r * M * N + i] = c[i] end
+    end
+    g.check(ctx, out, expected, ("matmul_all_gather copy_engine, call %d"):format(call))
+  end
 end)
 
 -- Shards whose rows are 2 KiB or more: staged copies them with the bulk-copy unit on sm_90+ (ops::send_rows),
@@ -250,6 +273,8 @@ iris.test("arguments are checked at the caller's line", function()
   end, "out is int32; ctx.ops multiplies float16, bfloat16 and float32")
   refused(function() ctx.ops.matmul_all_reduce(c, a, b, { variant = "push" }) end,
     "variant must be \"auto\", \"two_shot\", \"one_shot\", \"ring\", \"atomic\", \"spinlock\", \"specialized\", \"bulk\", \"overlap\" or \"vendor\", got 'push'")
+  refused(function() ctx.ops.matmul_all_gather(ctx:zeros({ 8 * W, 6 }, "float16"), a, b, { variant = "pull" }) end,
+    "\"overlap\", \"vendor\" or \"copy_engine\", got 'pull'")
   -- vendor: the library's collectives take whole contiguous buffers, chunks along dim 1
   refused(function() ctx.ops.matmul_all_reduce(ref.window(ctx, 8, 6, "float16"), a, b, { variant = "vendor" }) end,
     "ctx.ops.matmul_all_reduce: variant \"vendor\" cannot run this call: out is not contiguous")
@@ -259,6 +284,19 @@ iris.test("arguments are checked at the caller's line", function()
   refused(function()
     ctx.ops.matmul_all_reduce(ctx:zeros({ 0, 6 }, "float16"), ctx:zeros({ 0, 4 }, "float16"), b, { variant = "overlap" })
   end, "variant \"overlap\" cuts the product's rows into chunks and needs at least one")
+  -- copy_engine: the gathering ops only, along dim 1, contiguous
+  refused(function() ctx.ops.matmul_all_reduce(c, a, b, { variant = "copy_engine" }) end,
+    "ctx.ops.matmul_all_reduce: variant \"copy_engine\" is matmul_all_gather's and all_gather_matmul's")
+  refused(function()
+    ctx.ops.matmul_all_gather(ctx:zeros({ 8, 6 * W }, "float16"), a, b, { variant = "copy_engine", dim = 2 })
+  end, "variant \"copy_engine\" cannot run this call: it gathers along dim 1 only")
+  refused(function()
+    ctx.ops.matmul_all_gather(ref.window(ctx, 8 * W, 6, "float16"), a, b, { variant = "copy_engine" })
+  end, "variant \"copy_engine\" cannot run this call: out is not contiguous")
+  if ctx.nodes > 1 then
+    refused(function() ctx.ops.matmul_all_gather(ctx:zeros({ 8 * W, 6 }, "float16"), a, b, { variant = "copy_engine" }) end,
+      "variant \"copy_engine\" cannot run this call: the copy engine reaches this node's heaps only")
+  end
   refused(function() ctx.ops.matmul_all_reduce(c, a, b, { dim = 2 }) end,
     "unknown option 'dim' (options: variant, blocks, comm_blocks)")
   local square = ctx:zeros({ 6, 6 }, "float16")

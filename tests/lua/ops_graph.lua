@@ -63,6 +63,21 @@ for _, opts in ipairs { false, { variant = "overlap" }, { variant = "vendor" } }
   end)
 end
 
+iris.test("variant copy_engine refuses inside the capture on more than one rank", function()
+  local a, b = ctx:zeros({ 8, 8 }), ctx:zeros({ 8, 8 })
+  local out = ctx:zeros({ 8 * W, 8 })
+  ctx.ops.matmul_all_gather(out, a, b, { variant = "copy_engine" }) -- (its workspace-free first call, outside)
+  local fn = function() ctx.ops.matmul_all_gather(out, a, b, { variant = "copy_engine" }) end
+  local ok, err = pcall(ctx.capture, ctx, fn)
+  if W == 1 then
+    assert(ok, err) -- one rank: the GEMMs alone, captured like any launch
+    err:free()
+    return
+  end
+  assert(not ok and tostring(err):find(("ops_graph.lua:%d: ctx.ops.matmul_all_gather cannot run inside "
+    .. "ctx:capture(fn): variant copy_engine's copies"):format(debug.getinfo(fn, "S").linedefined), 1, true), err)
+end)
+
 iris.test("a first call that allocates a workspace refuses inside the capture", function()
   local a, b, c = ctx:zeros({ 8 * W, 8 }), ctx:zeros({ 8, 8 }), ctx:zeros({ 8, 8 }) -- a shape never used before
   local fn = function() ctx.ops.matmul_reduce_scatter(c, a, b) end

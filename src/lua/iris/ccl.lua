@@ -712,11 +712,11 @@ function M.new(ctx)
     end
   end
 
-  -- Variant copy_engine (kernels/ccl/copy_engine.hip; docs/collectives.md): the call's arrival kernel,
-  -- then the copies this rank makes, enqueued on the stream (the GPU's copy engine), then the
-  -- deliveries kernel. `copies`: {member, byte offset into its `into`, from (a local address), bytes};
-  -- a and b: the tensors the members must pass alike; count: a member's input elements.
-  local function copy_engine(what, collective, dt, root, g, o, a, b, count, into, copies)
+  -- Variant copy_engine (kernels/ccl/copy_engine.hip; docs/collectives.md): the call's arrival kernel
+  -- (copy_engine_begin), then the copies this rank makes, enqueued on the stream (the GPU's copy
+  -- engine), then the deliveries kernel (copy_engine_end). a and b: the tensors the members must pass
+  -- alike; count: a member's input elements.
+  local function copy_engine_begin(what, collective, dt, root, g, o, a, b, count)
     if (o.dim or 1) ~= 1 or not a._contiguous or not b._contiguous then
       errors.raise("invalid_argument", "%s: variant \"copy_engine\" takes contiguous tensors chunked along dim 1", what)
     end
@@ -737,13 +737,33 @@ function M.new(ctx)
     end
     state.seq = state.seq + 1
     collective_calls.record(state, { name = "ccl_" .. collective })
+  end
+  local function copy_engine_end(collective, dt, root, g, o, a, b, count)
+    launch_uncounted(kernel.builtin("ccl/copy_engine").ccl_copy_engine_end, 1, 32,
+      { a, b, codes.COLLECTIVE[collective], DTYPE_CODE[dt.name], root, count, o.dim or 1, g.lo, g.hi, ctx })
+  end
+  -- The whole call. `copies`: {member, byte offset into its `into`, from (a local address), bytes}.
+  local function copy_engine(what, collective, dt, root, g, o, a, b, count, into, copies)
+    copy_engine_begin(what, collective, dt, root, g, o, a, b, count)
     for _, c in ipairs(copies) do
       if c[4] > 0 then
         local to = ffi.cast("char*", C.iris_heap_base(c[1])) + into._offset + c[2]
         errors.check(C.iris_copy_device_async(to, c[3], c[4]))
       end
     end
-    launch_uncounted(k.ccl_copy_engine_end, 1, 32, { a, b, code, dtype, root, count, o.dim or 1, g.lo, g.hi, ctx })
+    copy_engine_end(collective, dt, root, g, o, a, b, count)
+  end
+
+  -- For ctx.ops' variant copy_engine (src/lua/iris/ops.lua): a call of every rank, recorded as
+  -- `collective`'s, whose copies the caller enqueues between the two (on whichever stream it likes, ordered
+  -- after this one's stream by events): _copy_engine_begin's kernel waits until every rank has arrived,
+  -- so their `b` is free to be written, and finds a call that differs between the ranks;
+  -- _copy_engine_end's until every rank's copies are done. Not public (no entry in docs/lua-api.md).
+  function ccl._copy_engine_begin(what, collective, dt, a, b, count)
+    copy_engine_begin(what, collective, dt, 0, members(what, NO_OPTIONS), NO_OPTIONS, a, b, count)
+  end
+  function ccl._copy_engine_end(what, collective, dt, a, b, count)
+    copy_engine_end(collective, dt, 0, members(what, NO_OPTIONS), NO_OPTIONS, a, b, count)
   end
 
   -- A tensor's address in this rank's heap, `bytes` into it.

@@ -60,6 +60,23 @@ local OVERLAP_MAX_CHUNKS = 8
 -- scatters along dim 1 only. Lua-only like bulk: no device variant code.
 local VENDOR = "vendor"
 M.VENDOR = VENDOR
+-- "copy_engine", beside overlap, for the gathering ops: the vendor's GEMM in chunks on the main stream
+-- as overlap does, but the chunks move between the ranks by the GPU's copy engine (DMA, no
+-- multiprocessor taken from the GEMMs: what overlap's collectives cost, docs/perf.md) on the second
+-- stream, and the ranks meet twice a call, not once per chunk: ctx.ccl's copy_engine arrival before
+-- the first copy (every rank's destination is free) and its delivery after the last. matmul_all_gather
+-- pushes each chunk of this rank's rows into every rank's out as soon as it is multiplied;
+-- all_gather_matmul pulls each rank's shard of A while the shards already here are multiplied (the
+-- vendor's way: one GEMM per shard, adding into out). Gathers along dim 1 of contiguous tensors, ranks
+-- on one node. Lua-only like bulk: no device variant code.
+local COPY_ENGINE = "copy_engine"
+M.COPY_ENGINE = COPY_ENGINE
+local COPY_ENGINE_OPS = { matmul_all_gather = true, all_gather_matmul = true }
+-- Whether `variant` is one of the variants written in Lua here (not a kernel's) that `op` takes.
+local function lua_variant(op, variant)
+  return variant == BULK or variant == OVERLAP or variant == VENDOR or (variant == COPY_ENGINE and COPY_ENGINE_OPS[op])
+end
+M.lua_variant = lua_variant
 -- auto on a device that runs the whole-kernel GEMM, for float16 and bfloat16: the first rule of the op
 -- that holds and can run gives the variant, else bulk. One row per world size measured; a job takes the
 -- row of the largest world size not above its own (1 rank: the first row). A rule holds when each of
@@ -313,11 +330,18 @@ function M.new(ctx)
     if op ~= "matmul" and graph.state.on then graph.note_collective(what) end
     local o = { op = op, variant = opts.variant or "auto" }
     if VARIANTS[op] then
-      local known = o.variant == "auto" or o.variant == BULK or o.variant == OVERLAP or o.variant == VENDOR
+      local known = o.variant == "auto" or lua_variant(op, o.variant)
       for _, v in ipairs(VARIANTS[op]) do known = known or v == o.variant end
       if not known then
-        errors.raise("invalid_argument", "%s: variant must be \"auto\", \"%s\", \"%s\", \"%s\" or \"%s\", got %s",
-          what, table.concat(VARIANTS[op], "\", \""), BULK, OVERLAP, VENDOR, ccl.describe(o.variant))
+        if o.variant == COPY_ENGINE then
+          errors.raise("invalid_argument", "%s: variant \"copy_engine\" is matmul_all_gather's and all_gather_matmul's "
+            .. "(the copy engine moves data, it does not add): use another variant", what)
+        end
+        local names = { "auto", unpack(VARIANTS[op]) }
+        names[#names + 1], names[#names + 2], names[#names + 3] = BULK, OVERLAP, VENDOR
+        if COPY_ENGINE_OPS[op] then names[#names + 1] = COPY_ENGINE end
+        errors.raise("invalid_argument", "%s: variant must be \"%s\" or \"%s\", got %s", what,
+          table.concat(names, "\", \"", 1, #names - 1), names[#names], ccl.describe(o.variant))
       end
       if o.variant == "auto" then o.variant, o.auto = AUTO[device_class][op], true end
     end
@@ -467,7 +491,7 @@ function M.new(ctx)
       if v == VENDOR then return (vendor_cannot(what, o, buffers)) end
     end)
     if why and C.iris_log_enabled(0) ~= 0 then
-      local runs = (o.variant == OVERLAP or o.variant == VENDOR or o.variant == BULK) and o.variant
+      local runs = lua_variant(o.op, o.variant) and o.variant
         or ("the fused kernel (" .. o.variant .. ")")
       ctx:debug("%s: auto runs %s: %s", what, runs, why)
     end
@@ -542,10 +566,17 @@ function M.new(ctx)
   -- while chunk i + 1's GEMM runs; for all_gather_matmul (true), chunk i's collective on the second
   -- stream, then its GEMM on the main stream once that collective is done. The main stream then waits
   -- for the second stream's last chunk, so what follows the call comes after all of it. An error raised
-  -- on the way (a collective's checks) returns the work to the main stream first.
-  local function overlapped(chunks, communicate_first, gemm, communicate)
+  -- on the way (a collective's checks) returns the work to the main stream first. `first` and `last`
+  -- (optional): run on the second stream before the first chunk's communication (once that stream has
+  -- waited for the operands' writers) and after the last's.
+  local function overlapped(chunks, communicate_first, gemm, communicate, first, last)
     local ok, err = pcall(function()
-      if communicate_first then errors.check(C.iris_stream_wait(1)) end -- after the operands' writers
+      if communicate_first or first then errors.check(C.iris_stream_wait(1)) end -- after the operands' writers
+      if first then
+        errors.check(C.iris_stream_select(1))
+        first()
+        errors.check(C.iris_stream_select(0))
+      end
       for i = 1, #chunks do
         if communicate_first then
           errors.check(C.iris_stream_select(1))
@@ -561,11 +592,66 @@ function M.new(ctx)
           errors.check(C.iris_stream_select(0))
         end
       end
+      if last then
+        errors.check(C.iris_stream_select(1))
+        last()
+      end
     end)
     C.iris_stream_select(0)
     errors.check(C.iris_stream_wait(0))
     if not ok then error(err, 0) end
   end
+
+  -- ---- variant copy_engine -------------------------------------------------------------------------------
+
+  -- Why variant copy_engine cannot take this call (nil: it can). `buffers`: the tensors the copies read
+  -- or write whole chunks of.
+  local function copy_engine_refuses(o, buffers)
+    if o.dim ~= 1 then return "it gathers along dim 1 only (use dim 1, or another variant)" end
+    for name, t in pairs(buffers) do
+      if not t._contiguous then return name .. " is not contiguous (each chunk is one copy)" end
+    end
+    if across_nodes then return "the copy engine reaches this node's heaps only, and this job spans nodes" end
+    return nil
+  end
+
+  -- Runs variant copy_engine's chunks as overlapped does (`communicate_first` alike), the communication
+  -- being `copies(chunk)`: {to, from (addresses), bytes} each, enqueued on the second stream for the copy
+  -- engine. One call of ctx.ccl's copy_engine protocol around them all, on the second stream once it has
+  -- waited for this rank's earlier work: its arrival kernel before the first copy (every rank's
+  -- destination is free), its delivery kernel after the last (every rank's copies are done, into this
+  -- rank and out of it). `collective`, `a`, `b`, `count`: the call as the ranks must agree on it;
+  -- `buffers` (by name) the tensors the copies take chunks of.
+  local function copied(what, o, dt, description, buffers, collective, a, b, count, chunks, communicate_first, gemm,
+                        copies)
+    local why = copy_engine_refuses(o, buffers)
+    if why then errors.raise("invalid_argument", "%s: variant \"copy_engine\" cannot run this call: %s", what, why) end
+    if C.iris_log_enabled(0) ~= 0 then
+      ctx:debug("%s: %s on %d rank%s%s, %d chunk%s, GEMM by %s, moved by the copy engine", what, description,
+        ctx.world_size, ctx.world_size == 1 and "" or "s", o.auto and " (auto)" or "", #chunks, #chunks == 1 and "" or "s",
+        vendor_gemm_name())
+    end
+    if ctx.world_size == 1 then
+      for i = 1, #chunks do gemm(chunks[i]) end
+      return
+    end
+    if graph.state.on then
+      graph.refuse(what, "variant copy_engine's copies are the host's calls on the stream, which a capture does not "
+        .. "take yet: use another variant inside ctx:capture")
+    end
+    vendor_agree(what, description)
+    local function communicate(c)
+      for _, copy in ipairs(copies(c)) do errors.check(C.iris_copy_device_async(copy[1], copy[2], copy[3])) end
+    end
+    overlapped(chunks, communicate_first, gemm, communicate, function()
+      ctx.ccl._copy_engine_begin(what, collective, dt, a, b, count)
+    end, function()
+      ctx.ccl._copy_engine_end(what, collective, dt, a, b, count)
+    end)
+  end
+
+  -- The address `bytes` into tensor t's place in rank r's heap.
+  local function heap_address(r, t, bytes) return ffi.cast("char*", C.iris_heap_base(r)) + t._offset + bytes end
 
   local function log_overlap(what, dt, m, n, k, o, chunks, along)
     if C.iris_log_enabled(0) == 0 then return end
@@ -664,6 +750,24 @@ function M.new(ctx)
       return gemm_then(what, o, dt, m, n, k, out, a, b, workspace("matmul_all_gather product", { m, n }, a.dtype, false),
         "all_gather", DIM_OPTIONS[o.dim])
     end
+    if o.variant == COPY_ENGINE then
+      -- Chunks of this rank's rows: each multiplied into its own rows of out, then copied into the same
+      -- rows of every other rank's out (rows of a row-major matrix: one contiguous copy each).
+      local me, row_bytes = ctx.rank, n * dt.size
+      local chunks = overlap_chunks(what, m, 2 * W * m * n * k, "rows")
+      -- (the call as the ranks compare it names out twice: this rank's rows lie elsewhere on each rank)
+      copied(what, o, dt, ("%d x %d x %d %s (M x N x K, variant copy_engine)"):format(W * m, n, k, dt.name),
+        { out = out }, "all_gather", out, out, m * n, chunks, false, function(c)
+          chunk_gemm(what, out:narrow(1, me * m + c[1], c[2]), a:narrow(1, c[1], c[2]), b, dt, o.blocks)
+        end, function(c)
+          local at, bytes, list = (me * m + c[1] - 1) * row_bytes, c[2] * row_bytes, {}
+          for r = 0, W - 1 do
+            if r ~= me then list[#list + 1] = { heap_address(r, out, at), heap_address(me, out, at), bytes } end
+          end
+          return list
+        end)
+      return out
+    end
     if o.variant == OVERLAP then
       -- Each chunk: this rank's product into its own block of out, then gathered in place. Along dim 1
       -- the chunks are columns (a chunk of rows would land in W blocks of out apart, which no 2-d view
@@ -733,6 +837,37 @@ function M.new(ctx)
       local gathered = workspace("all_gather_matmul buffer", { m, W * k_local }, a.dtype, false)
       ctx.ccl.all_gather(gathered, a, DIM_OPTIONS[2])
       return multiply(what, out, gathered, b, dt, m, n, W * k_local, o.blocks)
+    end
+    if o.variant == COPY_ENGINE then
+      -- One chunk per rank's shard, this rank's first (multiplied from A at once), then the next ranks'
+      -- in turn, each pulled whole from that rank's A into the stack of shards (the vendor's workspace)
+      -- and multiplied into out once it is here, adding to what the shards before it made.
+      local stack = W > 1 and workspace("all_gather_matmul buffer", { m, W * k_local }, a.dtype, false)
+        :view({ W * m, k_local })
+      local me, chunks = ctx.rank, {}
+      for i = 0, W - 1 do chunks[#chunks + 1] = { (me + i) % W } end
+      local shard_bytes = m * k_local * dt.size
+      copied(what, o, dt, ("%d x %d x %d %s (M x N x K, variant copy_engine)"):format(m, n, W * k_local, dt.name),
+        { A = a }, "all_gather", a, stack or a, m * k_local, chunks, true, function(c)
+          local r = c[1]
+          local function shard(q) return q == me and a or stack:narrow(1, q * m + 1, m) end
+          if vendor() == true then
+            return reference.gemm(out, shard(r), b:narrow(1, r * k_local + 1, k_local), r == me and 0 or 1)
+          end
+          -- Without the vendor's GEMM (no adding into out): the shards side by side once every one is
+          -- here, then one GEMM, as the vendor's path does.
+          if c ~= chunks[#chunks] then return end
+          local gathered = W == 1 and a or workspace("all_gather_matmul gathered", { m, W * k_local }, a.dtype, false)
+          for q = 0, W - 1 do
+            if W > 1 then gathered:narrow(2, q * k_local + 1, k_local):copy(shard(q)) end
+          end
+          multiply(what, out, gathered, b, dt, m, n, W * k_local, o.blocks)
+        end, function(c)
+          local r = c[1]
+          if r == me then return {} end
+          return { { heap_address(me, stack, r * shard_bytes), heap_address(r, a, 0), shard_bytes } }
+        end)
+      return out
     end
     if o.variant == OVERLAP then -- chunks of rows of A gathered, each multiplied once it is here
       local gathered = workspace("all_gather_matmul buffer", { m, W * k_local }, a.dtype, false)
