@@ -231,14 +231,20 @@ iris.test("auto's rules take the world size and fall back to the vendor's path",
   end
   for _, ranks in ipairs { 1, 2, 3, 4, 8 } do
     local four = ranks >= 4
-    -- all_gather_matmul: ours below 512 columns of A per rank, the vendor's above
-    expect(ranks, "all_gather_matmul", 8192, 4608, 36864, "vendor", four and "fused" or "bulk")
-    expect(ranks, "all_gather_matmul", 8192, 8192, 2048, ranks <= 4 and "vendor" or "bulk", "bulk")
+    -- copy_engine's rules are the 2-rank row's (2 and 3 ranks); never on one rank
+    local ce = ranks == 2 or ranks == 3
+    -- all_gather_matmul: ours below 512 columns of A per rank, copy_engine above on 2 ranks, else the vendor's
+    expect(ranks, "all_gather_matmul", 8192, 4608, 36864, ce and "copy_engine" or "vendor",
+      ce and "copy_engine" or four and "fused" or "bulk")
+    expect(ranks, "all_gather_matmul", 8192, 8192, 2048, ce and "copy_engine" or ranks <= 4 and "vendor" or "bulk",
+      ce and "copy_engine" or "bulk")
     expect(ranks, "all_gather_matmul", 16384, 8192, 512, ranks == 1 and "vendor" or "bulk", "bulk")
     expect(ranks, "all_gather_matmul", 4096, 4096, 256, "bulk")
-    -- matmul_all_gather: the fused kernel on the smallest from 4 ranks
-    expect(ranks, "matmul_all_gather", 4096, 4096, 256, four and "fused" or "vendor", "fused")
-    expect(ranks, "matmul_all_gather", 8192, 8192, 2048, "vendor", "fused")
+    -- matmul_all_gather: copy_engine from 5e10 FLOP under 4096 columns of A per rank on 2 ranks; the fused
+    -- kernel on the smallest from 4 ranks
+    expect(ranks, "matmul_all_gather", 4096, 4096, 256, four and "fused" or "vendor", ce and "copy_engine" or "fused")
+    expect(ranks, "matmul_all_gather", 8192, 8192, 2048, ce and "copy_engine" or "vendor", ce and "copy_engine" or "fused")
+    expect(ranks, "matmul_all_gather", 16384, 8192, 512, ce and "copy_engine" or "vendor", ce and "copy_engine" or "fused")
     expect(ranks, "matmul_all_gather", 8192, 4608, 36864, "vendor", "bulk")
     -- matmul_reduce_scatter: bulk under 1e11 FLOP; matmul_all_reduce: the vendor's everywhere
     expect(ranks, "matmul_reduce_scatter", 4096, 4096, 256, "bulk")

@@ -91,14 +91,22 @@ M.lua_variant = lua_variant
 --     against 0.983 on 4), matmul_reduce_scatter under 1e11 FLOP (bulk: 0.127 against 0.138 at 4096 x
 --     4096 x 256 on 2, 0.135 against 0.160 on 4) and, from 4 ranks, matmul_all_gather under 5e10 FLOP
 --     (the fused kernel: 0.155 against 0.169).
+--   2 ranks, docs/perf.md "The gathering ops by the copy engine" (two runs): copy_engine beat cuBLAS then
+--     NCCL on matmul_all_gather with fewer than 4096 columns of A per rank from 5e10 FLOP (1.16 / 1.26 x
+--     at 8192 x 8192 x 2048, 1.45 / 1.40 x at 16384 x 8192 x 512; 0.83 / 0.88 x at 8192 x 4608 x 36864,
+--     where the chunked GEMM loses more than the copies gain), and all_gather_matmul from 512 (1.28 /
+--     1.26 x at 8192 x 4608 x 36864; at 8192 x 8192 x 2048 0.92 / 0.98 x, ahead of our vendor's path).
+--     Not measured at 4 ranks yet: the 4-rank row has no copy_engine rule. A copy_engine rule never
+--     holds on one rank (nothing moves; one GEMM is faster than its chunks).
 --   Without the vendor (earlier runs, docs/perf.md "Fused ops on the whole-kernel GEMM" and "Four GPUs:
 --     4 x H200, eager and replayed, and the fused ops"): matmul_all_gather's fused kernel under 1 TFLOP;
 --     from 4 ranks all_gather_matmul's fused kernel under 1e11 FLOP or from 4096 k per rank.
 local AUTO_RULES = {
   { ranks = 2,
     matmul_all_reduce = { { variant = VENDOR } },
-    matmul_all_gather = { { variant = VENDOR }, { variant = "fused", below = 1e12 } },
-    all_gather_matmul = { { variant = BULK, k_below = 512 }, { variant = VENDOR } },
+    matmul_all_gather = { { variant = VENDOR, below = 5e10 }, { variant = COPY_ENGINE, k_below = 4096 },
+      { variant = VENDOR }, { variant = "fused", below = 1e12 } },
+    all_gather_matmul = { { variant = BULK, k_below = 512 }, { variant = COPY_ENGINE }, { variant = VENDOR } },
     matmul_reduce_scatter = { { variant = BULK, below = 1e11 }, { variant = VENDOR } } },
   { ranks = 4,
     matmul_all_reduce = { { variant = VENDOR } },
@@ -215,6 +223,7 @@ local function auto_rule(W, op, m, n, k, passes)
     else
       holds, why = true, "at this op"
     end
+    if holds and rule.variant == COPY_ENGINE and W == 1 then holds = false end
     local cannot = holds and passes and passes(rule.variant)
     if cannot then
       passed[#passed + 1] = ("%s passed over: %s"):format(rule.variant, cannot)
@@ -482,6 +491,17 @@ function M.new(ctx)
     return not lib.handle and lib.why or nil, lib
   end
 
+  -- Why variant copy_engine cannot take this call (nil: it can). `buffers`: the tensors the copies read
+  -- or write whole chunks of.
+  local function copy_engine_refuses(o, buffers)
+    if o.dim ~= 1 then return "it gathers along dim 1 only (use dim 1, or another variant)" end
+    for name, t in pairs(buffers) do
+      if not t._contiguous then return name .. " is not contiguous (each chunk is one copy)" end
+    end
+    if across_nodes then return "the copy engine reaches this node's heaps only, and this job spans nodes" end
+    return nil
+  end
+
   -- auto's choice for an op of these global sizes (auto_variant), said at debug level. `buffers` as
   -- vendor_refuses'.
   local function choose(what, o, dt, m, n, k, buffers)
@@ -489,6 +509,9 @@ function M.new(ctx)
     local why
     o.variant, why = auto_variant(ctx, tma_why, o.op, dt.name, m, n, k, function(v)
       if v == VENDOR then return (vendor_cannot(what, o, buffers)) end
+      if v == COPY_ENGINE then
+        return graph.state.on and "its copies cannot be captured" or copy_engine_refuses(o, buffers)
+      end
     end)
     if why and C.iris_log_enabled(0) ~= 0 then
       local runs = lua_variant(o.op, o.variant) and o.variant
@@ -604,16 +627,6 @@ function M.new(ctx)
 
   -- ---- variant copy_engine -------------------------------------------------------------------------------
 
-  -- Why variant copy_engine cannot take this call (nil: it can). `buffers`: the tensors the copies read
-  -- or write whole chunks of.
-  local function copy_engine_refuses(o, buffers)
-    if o.dim ~= 1 then return "it gathers along dim 1 only (use dim 1, or another variant)" end
-    for name, t in pairs(buffers) do
-      if not t._contiguous then return name .. " is not contiguous (each chunk is one copy)" end
-    end
-    if across_nodes then return "the copy engine reaches this node's heaps only, and this job spans nodes" end
-    return nil
-  end
 
   -- Runs variant copy_engine's chunks as overlapped does (`communicate_first` alike), the communication
   -- being `copies(chunk)`: {to, from (addresses), bytes} each, enqueued on the second stream for the copy
