@@ -233,11 +233,10 @@ iris.test("auto's rules take the world size and fall back to the vendor's path",
     local four = ranks >= 4
     -- copy_engine's rules are the 2-rank row's (2 and 3 ranks); never on one rank
     local ce = ranks == 2 or ranks == 3
-    -- all_gather_matmul: ours below 512 columns of A per rank, copy_engine above on 2 ranks, else the vendor's
+    -- all_gather_matmul: ours below 512 columns of A per rank, copy_engine from 4096 on 2 ranks, else the vendor's
     expect(ranks, "all_gather_matmul", 8192, 4608, 36864, ce and "copy_engine" or "vendor",
       ce and "copy_engine" or four and "fused" or "bulk")
-    expect(ranks, "all_gather_matmul", 8192, 8192, 2048, ce and "copy_engine" or ranks <= 4 and "vendor" or "bulk",
-      ce and "copy_engine" or "bulk")
+    expect(ranks, "all_gather_matmul", 8192, 8192, 2048, ranks <= 4 and "vendor" or "bulk", "bulk")
     expect(ranks, "all_gather_matmul", 16384, 8192, 512, ranks == 1 and "vendor" or "bulk", "bulk")
     expect(ranks, "all_gather_matmul", 4096, 4096, 256, "bulk")
     -- matmul_all_gather: copy_engine from 5e10 FLOP under 4096 columns of A per rank on 2 ranks; the fused

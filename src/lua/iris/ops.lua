@@ -94,8 +94,9 @@ M.lua_variant = lua_variant
 --   2 ranks, docs/perf.md "The gathering ops by the copy engine" (two runs): copy_engine beat cuBLAS then
 --     NCCL on matmul_all_gather with fewer than 4096 columns of A per rank from 5e10 FLOP (1.16 / 1.26 x
 --     at 8192 x 8192 x 2048, 1.45 / 1.40 x at 16384 x 8192 x 512; 0.83 / 0.88 x at 8192 x 4608 x 36864,
---     where the chunked GEMM loses more than the copies gain), and all_gather_matmul from 512 (1.28 /
---     1.26 x at 8192 x 4608 x 36864; at 8192 x 8192 x 2048 0.92 / 0.98 x, ahead of our vendor's path).
+--     where the chunked GEMM loses more than the copies gain), and all_gather_matmul from 4096 (1.28 /
+--     1.26 / 1.28 x at 8192 x 4608 x 36864; at 8192 x 8192 x 2048, 1024 a rank, 0.92 / 0.98 / 0.83 x,
+--     no better than our vendor's path over three runs).
 --     Not measured at 4 ranks yet: the 4-rank row has no copy_engine rule. A copy_engine rule never
 --     holds on one rank (nothing moves; one GEMM is faster than its chunks).
 --   Without the vendor (earlier runs, docs/perf.md "Fused ops on the whole-kernel GEMM" and "Four GPUs:
@@ -106,7 +107,8 @@ local AUTO_RULES = {
     matmul_all_reduce = { { variant = VENDOR } },
     matmul_all_gather = { { variant = VENDOR, below = 5e10 }, { variant = COPY_ENGINE, k_below = 4096 },
       { variant = VENDOR }, { variant = "fused", below = 1e12 } },
-    all_gather_matmul = { { variant = BULK, k_below = 512 }, { variant = COPY_ENGINE }, { variant = VENDOR } },
+    all_gather_matmul = { { variant = BULK, k_below = 512 }, { variant = COPY_ENGINE, k_from = 4096 },
+      { variant = VENDOR } },
     matmul_reduce_scatter = { { variant = BULK, below = 1e11 }, { variant = VENDOR } } },
   { ranks = 4,
     matmul_all_reduce = { { variant = VENDOR } },
