@@ -14,32 +14,41 @@ namespace {
 
 using namespace iris::ccl;
 
-// "ctx.ccl.<collective>", for the reports of a wait that ran out of time.
+// "ctx.ccl.<collective>" or "ctx.ops.<op>" (ctx.ops' variant copy_engine, src/lua/iris/ops.lua), for the
+// reports of a wait that ran out of time.
 #define IRIS_CCL_COPY_ENGINE_NAME(name, id, family, variants) \
   case id:                                                    \
-    return "ctx.ccl." #name;
+    return "ctx." #family "." #name;
 IRIS_DEVICE const char* call_name(int collective) {
   switch (collective) { IRIS_COLLECTIVE_CODES(IRIS_CCL_COPY_ENGINE_NAME) default: return "ctx.ccl"; }
 }
 #undef IRIS_CCL_COPY_ENGINE_NAME
 
 // a, b: the call's tensors as every rank passes them (their heap offsets are part of the descriptor);
-// count: the elements of a member's input; one block on every rank.
+// count: the elements of a member's input, rows and cols 1 and 0 (ctx.ccl); for ctx.ops' variant
+// copy_engine, M x N x K as the op's kernels describe it (rows, cols, count: impl/ops_call.hpp). One
+// block on every rank.
 IRIS_DEVICE detail::Call copy_engine_call(const void* a, const void* b, int collective, int dtype, int root, long count,
-                                          int dim, uint32_t group_lo, uint32_t group_hi, const iris::Context& ctx) {
+                                          long rows, long cols, int dim, uint32_t group_lo, uint32_t group_hi,
+                                          const iris::Context& ctx) {
   const uint64_t group = static_cast<uint64_t>(group_hi) << 32 | group_lo;
-  return detail::make_call(ctx, call_name(collective), collective, group, detail::variant::copy_engine, dtype, 0, root,
-                           static_cast<uint64_t>(count), 1, dim, 0, 0, {a, count}, {b, count});
+  detail::Call call = detail::make_call(ctx, call_name(collective), collective, group, detail::variant::copy_engine,
+                                        dtype, 0, root, static_cast<uint64_t>(count), static_cast<uint64_t>(rows), dim,
+                                        0, 0, {a, count}, {b, count});
+  call.mine.cols = static_cast<uint64_t>(cols);
+  return call;
 }
 
 }  // namespace
 
 __global__ void ccl_copy_engine_begin(const void* a, const void* b, int collective, int dtype, int root, long count,
-                                      int dim, uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
-  copy_engine_call(a, b, collective, dtype, root, count, dim, group_lo, group_hi, ctx).begin();
+                                      long rows, long cols, int dim, uint32_t group_lo, uint32_t group_hi,
+                                      iris::Context ctx) {
+  copy_engine_call(a, b, collective, dtype, root, count, rows, cols, dim, group_lo, group_hi, ctx).begin();
 }
 
 __global__ void ccl_copy_engine_end(const void* a, const void* b, int collective, int dtype, int root, long count,
-                                    int dim, uint32_t group_lo, uint32_t group_hi, iris::Context ctx) {
-  copy_engine_call(a, b, collective, dtype, root, count, dim, group_lo, group_hi, ctx).end(true);
+                                    long rows, long cols, int dim, uint32_t group_lo, uint32_t group_hi,
+                                    iris::Context ctx) {
+  copy_engine_call(a, b, collective, dtype, root, count, rows, cols, dim, group_lo, group_hi, ctx).end(true);
 }

@@ -269,6 +269,8 @@ end
 -- without options reads a shared empty table: a table grown field by field, and an empty one per call,
 -- were allocations on every collective's path (docs/perf.md, "A call on new tensors").
 local NO_OPTIONS = {}
+-- variant copy_engine's kernels describe a ctx.ccl call by its count alone (kernels/ccl/copy_engine.hip)
+local ONE_ROW = { rows = 1, cols = 0 }
 local function read_options(what, collective, opts, dt, reducing)
   if opts == nil then opts = NO_OPTIONS end
   if type(opts) ~= "table" or tensor.is_tensor(opts) then
@@ -716,7 +718,8 @@ function M.new(ctx)
   -- (copy_engine_begin), then the copies this rank makes, enqueued on the stream (the GPU's copy
   -- engine), then the deliveries kernel (copy_engine_end). a and b: the tensors the members must pass
   -- alike; count: a member's input elements.
-  local function copy_engine_begin(what, collective, dt, root, g, o, a, b, count)
+  -- `shape`: ONE_ROW for ctx.ccl's calls (count describes them), else the op's (below).
+  local function copy_engine_begin(what, collective, dt, root, g, o, a, b, count, shape)
     if (o.dim or 1) ~= 1 or not a._contiguous or not b._contiguous then
       errors.raise("invalid_argument", "%s: variant \"copy_engine\" takes contiguous tensors chunked along dim 1", what)
     end
@@ -731,39 +734,43 @@ function M.new(ctx)
     local cfg = { grid = 1, block = 32 }
     if traced then
       trace.host_span(traced.what, "ccl", traced.args, k.ccl_copy_engine_begin.launch, k.ccl_copy_engine_begin, cfg, a,
-        b, code, dtype, root, count, o.dim or 1, g.lo, g.hi, ctx)
+        b, code, dtype, root, count, shape.rows, shape.cols, o.dim or 1, g.lo, g.hi, ctx)
     else
-      k.ccl_copy_engine_begin:launch(cfg, a, b, code, dtype, root, count, o.dim or 1, g.lo, g.hi, ctx)
+      k.ccl_copy_engine_begin:launch(cfg, a, b, code, dtype, root, count, shape.rows, shape.cols, o.dim or 1, g.lo, g.hi,
+        ctx)
     end
     state.seq = state.seq + 1
-    collective_calls.record(state, { name = "ccl_" .. collective })
+    collective_calls.record(state, { name = shape.record or ("ccl_" .. collective) })
   end
-  local function copy_engine_end(collective, dt, root, g, o, a, b, count)
-    launch_uncounted(kernel.builtin("ccl/copy_engine").ccl_copy_engine_end, 1, 32,
-      { a, b, codes.COLLECTIVE[collective], DTYPE_CODE[dt.name], root, count, o.dim or 1, g.lo, g.hi, ctx })
+  local function copy_engine_end(collective, dt, root, g, o, a, b, count, shape)
+    launch_uncounted(kernel.builtin("ccl/copy_engine").ccl_copy_engine_end, 1, 32, { a, b, codes.COLLECTIVE[collective],
+      DTYPE_CODE[dt.name], root, count, shape.rows, shape.cols, o.dim or 1, g.lo, g.hi, ctx })
   end
   -- The whole call. `copies`: {member, byte offset into its `into`, from (a local address), bytes}.
   local function copy_engine(what, collective, dt, root, g, o, a, b, count, into, copies)
-    copy_engine_begin(what, collective, dt, root, g, o, a, b, count)
+    copy_engine_begin(what, collective, dt, root, g, o, a, b, count, ONE_ROW)
     for _, c in ipairs(copies) do
       if c[4] > 0 then
         local to = ffi.cast("char*", C.iris_heap_base(c[1])) + into._offset + c[2]
         errors.check(C.iris_copy_device_async(to, c[3], c[4]))
       end
     end
-    copy_engine_end(collective, dt, root, g, o, a, b, count)
+    copy_engine_end(collective, dt, root, g, o, a, b, count, ONE_ROW)
   end
 
-  -- For ctx.ops' variant copy_engine (src/lua/iris/ops.lua): a call of every rank, recorded as
-  -- `collective`'s, whose copies the caller enqueues between the two (on whichever stream it likes, ordered
-  -- after this one's stream by events): _copy_engine_begin's kernel waits until every rank has arrived,
-  -- so their `b` is free to be written, and finds a call that differs between the ranks;
-  -- _copy_engine_end's until every rank's copies are done. Not public (no entry in docs/lua-api.md).
-  function ccl._copy_engine_begin(what, collective, dt, a, b, count)
-    copy_engine_begin(what, collective, dt, 0, members(what, NO_OPTIONS), NO_OPTIONS, a, b, count)
+  -- For ctx.ops' variant copy_engine (src/lua/iris/ops.lua): a call of every rank, of op `op` (its
+  -- code, and m x n x k in the descriptor as the op's kernels describe it: impl/ops_call.hpp), whose
+  -- copies the caller enqueues between the two (on whichever stream it likes, ordered after this one's
+  -- stream by events): _copy_engine_begin's kernel waits until every rank has arrived, so their `b` is
+  -- free to be written, and finds a call that differs between the ranks, the op's fused kernels and
+  -- ctx.ccl's calls included, so the ranks need no other agreement; _copy_engine_end's until every
+  -- rank's copies are done. Not public (no entry in docs/lua-api.md).
+  local function op_shape(op, dt, m, n) return { rows = m, cols = n, record = "ops_" .. op .. "_" .. dt.name } end
+  function ccl._copy_engine_begin(what, op, dt, a, b, m, n, k)
+    copy_engine_begin(what, op, dt, 0, members(what, NO_OPTIONS), NO_OPTIONS, a, b, k, op_shape(op, dt, m, n))
   end
-  function ccl._copy_engine_end(what, collective, dt, a, b, count)
-    copy_engine_end(collective, dt, 0, members(what, NO_OPTIONS), NO_OPTIONS, a, b, count)
+  function ccl._copy_engine_end(what, op, dt, a, b, m, n, k)
+    copy_engine_end(op, dt, 0, members(what, NO_OPTIONS), NO_OPTIONS, a, b, k, op_shape(op, dt, m, n))
   end
 
   -- A tensor's address in this rank's heap, `bytes` into it.

@@ -605,8 +605,9 @@ function M.new(ctx)
       for i = 1, #chunks do
         if communicate_first then
           errors.check(C.iris_stream_select(1))
-          communicate(chunks[i])
-          errors.check(C.iris_stream_wait(0))
+          -- (false: nothing moved, so the GEMM need not wait for the second stream: copy_engine's own
+          -- shard, whose GEMM then does not wait for the call's arrival either)
+          if communicate(chunks[i]) ~= false then errors.check(C.iris_stream_wait(0)) end
           errors.check(C.iris_stream_select(0))
           gemm(chunks[i])
         else
@@ -635,10 +636,11 @@ function M.new(ctx)
   -- engine. One call of ctx.ccl's copy_engine protocol around them all, on the second stream once it has
   -- waited for this rank's earlier work: its arrival kernel before the first copy (every rank's
   -- destination is free), its delivery kernel after the last (every rank's copies are done, into this
-  -- rank and out of it). `collective`, `a`, `b`, `count`: the call as the ranks must agree on it;
-  -- `buffers` (by name) the tensors the copies take chunks of.
-  local function copied(what, o, dt, description, buffers, collective, a, b, count, chunks, communicate_first, gemm,
-                        copies)
+  -- rank and out of it). `a`, `b` and the rank's `shape` (M x N x K as the op's fused kernels describe it):
+  -- the call as the ranks must agree on it, which the arrival kernel checks (a rank calling another
+  -- variant, op or collective gets the protocol's error naming both), so no meeting of the hosts is
+  -- added; `buffers` (by name) the tensors the copies take chunks of.
+  local function copied(what, o, dt, description, buffers, a, b, shape, chunks, communicate_first, gemm, copies)
     local why = copy_engine_refuses(o, buffers)
     if why then errors.raise("invalid_argument", "%s: variant \"copy_engine\" cannot run this call: %s", what, why) end
     if C.iris_log_enabled(0) ~= 0 then
@@ -654,14 +656,16 @@ function M.new(ctx)
       graph.refuse(what, "variant copy_engine's copies are the host's calls on the stream, which a capture does not "
         .. "take yet: use another variant inside ctx:capture")
     end
-    vendor_agree(what, description)
     local function communicate(c)
-      for _, copy in ipairs(copies(c)) do errors.check(C.iris_copy_device_async(copy[1], copy[2], copy[3])) end
+      local list = copies(c)
+      for _, copy in ipairs(list) do errors.check(C.iris_copy_device_async(copy[1], copy[2], copy[3])) end
+      return #list > 0
     end
+    local m, n, k = shape[1], shape[2], shape[3]
     overlapped(chunks, communicate_first, gemm, communicate, function()
-      ctx.ccl._copy_engine_begin(what, collective, dt, a, b, count)
+      ctx.ccl._copy_engine_begin(what, o.op, dt, a, b, m, n, k)
     end, function()
-      ctx.ccl._copy_engine_end(what, collective, dt, a, b, count)
+      ctx.ccl._copy_engine_end(what, o.op, dt, a, b, m, n, k)
     end)
   end
 
@@ -772,7 +776,7 @@ function M.new(ctx)
       local chunks = overlap_chunks(what, m, 2 * W * m * n * k, "rows")
       -- (the call as the ranks compare it names out twice: this rank's rows lie elsewhere on each rank)
       copied(what, o, dt, ("%d x %d x %d %s (M x N x K, variant copy_engine)"):format(W * m, n, k, dt.name),
-        { out = out }, "all_gather", out, out, m * n, chunks, false, function(c)
+        { out = out }, out, out, { m, n, k }, chunks, false, function(c)
           chunk_gemm(what, out:narrow(1, me * m + c[1], c[2]), a:narrow(1, c[1], c[2]), b, dt, o.blocks)
         end, function(c)
           local at, bytes, list = (me * m + c[1] - 1) * row_bytes, c[2] * row_bytes, {}
@@ -863,7 +867,7 @@ function M.new(ctx)
       for i = 0, W - 1 do chunks[#chunks + 1] = { (me + i) % W } end
       local shard_bytes = m * k_local * dt.size
       copied(what, o, dt, ("%d x %d x %d %s (M x N x K, variant copy_engine)"):format(m, n, W * k_local, dt.name),
-        { A = a }, "all_gather", a, stack or a, m * k_local, chunks, true, function(c)
+        { A = a }, a, stack or a, { m, n, k_local }, chunks, true, function(c)
           local r = c[1]
           local function shard(q) return q == me and a or stack:narrow(1, q * m + 1, m) end
           if vendor() == true then
