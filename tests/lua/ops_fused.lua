@@ -153,13 +153,14 @@ iris.test("all_gather_matmul: staged with rows for the bulk-copy unit", function
   check_all_gather_matmul(130, 24, 1048, "bfloat16", { "staged" })
 end)
 
-iris.test("matmul_reduce_scatter: auto, specialized, bulk, overlap and vendor, dim 1 and 2", function()
+iris.test("matmul_reduce_scatter: auto, specialized, bulk, overlap, vendor and copy_engine, dim 1 and 2", function()
   local m, n = 34 * W, 38 * W
   local bv = g.values(0, K, n, 2)
   local b = ctx:zeros({ K, n }, "float16")
   g.fill(b, bv)
   local sum = summed(m, n, K, 1, bv)
-  for _, variant in ipairs { "auto", "specialized", "bulk", "overlap", "vendor" } do for dim = 1, variant == "vendor" and 1 or 2 do
+  for _, variant in ipairs { "auto", "specialized", "bulk", "overlap", "vendor", COPY_ENGINE, COPY_ENGINE } do
+    for dim = 1, (variant == "vendor" or variant == COPY_ENGINE) and 1 or 2 do
     local a = ctx:zeros({ m, K }, "float16")
     local cm, cn = dim == 1 and m / W or m, dim == 1 and n or n / W
     local out = ctx:zeros({ cm, cn }, "float16")
@@ -173,7 +174,7 @@ iris.test("matmul_reduce_scatter: auto, specialized, bulk, overlap and vendor, d
       end
     end
     g.check(ctx, out, expected, ("matmul_reduce_scatter %s dim %d"):format(variant, dim))
-  end end
+  end end -- (copy_engine twice: the second call reuses the inbox the first filled)
 end)
 
 iris.test("ops and collectives in a row on the same buffers, no barrier between them", function()
@@ -289,12 +290,19 @@ iris.test("arguments are checked at the caller's line", function()
   refused(function()
     ctx.ops.matmul_all_reduce(ctx:zeros({ 0, 6 }, "float16"), ctx:zeros({ 0, 4 }, "float16"), b, { variant = "overlap" })
   end, "variant \"overlap\" cuts the product's rows into chunks and needs at least one")
-  -- copy_engine: the gathering ops only, along dim 1, contiguous
+  -- copy_engine: not matmul_all_reduce's; along dim 1, contiguous
   refused(function() ctx.ops.matmul_all_reduce(c, a, b, { variant = "copy_engine" }) end,
-    "ctx.ops.matmul_all_reduce: variant \"copy_engine\" is matmul_all_gather's and all_gather_matmul's")
+    "ctx.ops.matmul_all_reduce: variant \"copy_engine\" is matmul_all_gather's, all_gather_matmul's and "
+    .. "matmul_reduce_scatter's")
+  if COPY_ENGINE then
+    refused(function()
+      ctx.ops.matmul_reduce_scatter(ctx:zeros({ 8, 6 }, "float16"), ctx:zeros({ 8, 4 }, "float16"),
+        ctx:zeros({ 4, 6 * W }, "float16"), { variant = "copy_engine", dim = 2 })
+    end, "ctx.ops.matmul_reduce_scatter: variant \"copy_engine\" cannot run this call: its copies move whole rows")
+  end
   refused(function()
     ctx.ops.matmul_all_gather(ctx:zeros({ 8, 6 * W }, "float16"), a, b, { variant = "copy_engine", dim = 2 })
-  end, "variant \"copy_engine\" cannot run this call: it gathers along dim 1 only")
+  end, "variant \"copy_engine\" cannot run this call: its copies move whole rows: chunks along dim 1 only")
   refused(function()
     ctx.ops.matmul_all_gather(ref.window(ctx, 8 * W, 6, "float16"), a, b, { variant = "copy_engine" })
   end, "variant \"copy_engine\" cannot run this call: out is not contiguous")

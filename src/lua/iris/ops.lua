@@ -71,7 +71,7 @@ M.VENDOR = VENDOR
 -- on one node. Lua-only like bulk: no device variant code.
 local COPY_ENGINE = "copy_engine"
 M.COPY_ENGINE = COPY_ENGINE
-local COPY_ENGINE_OPS = { matmul_all_gather = true, all_gather_matmul = true }
+local COPY_ENGINE_OPS = { matmul_all_gather = true, all_gather_matmul = true, matmul_reduce_scatter = true }
 -- Whether `variant` is one of the variants written in Lua here (not a kernel's) that `op` takes.
 local function lua_variant(op, variant)
   return variant == BULK or variant == OVERLAP or variant == VENDOR or (variant == COPY_ENGINE and COPY_ENGINE_OPS[op])
@@ -345,8 +345,8 @@ function M.new(ctx)
       for _, v in ipairs(VARIANTS[op]) do known = known or v == o.variant end
       if not known then
         if o.variant == COPY_ENGINE then
-          errors.raise("invalid_argument", "%s: variant \"copy_engine\" is matmul_all_gather's and all_gather_matmul's "
-            .. "(the copy engine moves data, it does not add): use another variant", what)
+          errors.raise("invalid_argument", "%s: variant \"copy_engine\" is matmul_all_gather's, all_gather_matmul's and "
+            .. "matmul_reduce_scatter's (all-reducing needs the sums copied back, not there yet): use another variant", what)
         end
         local names = { "auto", unpack(VARIANTS[op]) }
         names[#names + 1], names[#names + 2], names[#names + 3] = BULK, OVERLAP, VENDOR
@@ -496,7 +496,7 @@ function M.new(ctx)
   -- Why variant copy_engine cannot take this call (nil: it can). `buffers`: the tensors the copies read
   -- or write whole chunks of.
   local function copy_engine_refuses(o, buffers)
-    if o.dim ~= 1 then return "it gathers along dim 1 only (use dim 1, or another variant)" end
+    if o.dim ~= 1 then return "its copies move whole rows: chunks along dim 1 only (use dim 1, or another variant)" end
     for name, t in pairs(buffers) do
       if not t._contiguous then return name .. " is not contiguous (each chunk is one copy)" end
     end
@@ -940,6 +940,34 @@ function M.new(ctx)
     if o.variant == BULK then
       return gemm_then(what, o, dt, m, n, k, out, a, b, workspace("matmul_reduce_scatter partials", { m, n }, a.dtype,
         false), "reduce_scatter", DIM_OPTIONS[o.dim])
+    end
+    if o.variant == COPY_ENGINE then
+      -- One chunk per rank's rows of the partial product, the next ranks' first and this rank's own
+      -- last: each peer's rows multiplied into the op's workspace and pushed by the copy engine into
+      -- that peer's inbox (a slot per sending rank), this rank's own rows multiplied into out; once the
+      -- call's deliveries are in, out adds the W - 1 slots of its inbox (t:add_ on the main stream: the
+      -- only work on the multiprocessors besides the GEMMs, once per call).
+      local me, row_bytes = ctx.rank, n * dt.size
+      local partial = W > 1 and workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)
+      local inbox = W > 1 and workspace("matmul_reduce_scatter inbox", { m, n }, a.dtype, false)
+      local chunks = {}
+      for i = 1, W do chunks[#chunks + 1] = { (me + i) % W } end
+      copied(what, o, dt, ("%d x %d x %d %s (M x N x K, variant copy_engine)"):format(m, n, k * W, dt.name),
+        { out = out }, inbox or out, inbox or out, { m, n, k }, chunks, false, function(c)
+          local q = c[1]
+          chunk_gemm(what, q == me and out or partial:narrow(1, q * cm + 1, cm), a:narrow(1, q * cm + 1, cm), b, dt,
+            o.blocks)
+        end, function(c)
+          local q = c[1]
+          if q == me then return {} end
+          return { { heap_address(q, inbox, me * cm * row_bytes), heap_address(me, partial, q * cm * row_bytes),
+            cm * row_bytes } }
+        end)
+      for i = 1, W - 1 do
+        local q = (me + i) % W
+        out:add_(inbox:narrow(1, q * cm + 1, cm))
+      end
+      return out
     end
     if o.variant == OVERLAP then
       -- Each chunk: the partial product, then reduce-scattered. Along dim 1 the chunks are columns (a
