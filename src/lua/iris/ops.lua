@@ -816,6 +816,19 @@ function M.new(ctx)
     return out
   end
 
+  -- all_gather_matmul without the vendor's GEMM (nothing adds into out), for the variants vendor and
+  -- copy_engine: the W shards side by side in a workspace (`shard(r)`: rank r's m x k_local rows), then
+  -- one GEMM; on one rank the shard itself.
+  local function multiply_side_by_side(what, out, shard, b, dt, m, n, k_local, blocks)
+    local W = ctx.world_size
+    local gathered = shard(0)
+    if W > 1 then
+      gathered = workspace("all_gather_matmul gathered", { m, W * k_local }, dt.name, false)
+      for r = 0, W - 1 do gathered:narrow(2, r * k_local + 1, k_local):copy(shard(r)) end
+    end
+    multiply(what, out, gathered, b, dt, m, n, W * k_local, blocks)
+  end
+
   -- out = [a_0 ... a_(W-1)] b: A gathered along k from every rank's shard (Iris's all_gather_matmul).
   function ops.all_gather_matmul(out, a, b, opts)
     local what = "ctx.ops.all_gather_matmul"
@@ -845,9 +858,8 @@ function M.new(ctx)
           end
           return
         end
-        local gathered = workspace("all_gather_matmul gathered", { m, W * k_local }, a.dtype, false)
-        for r = 0, W - 1 do gathered:narrow(2, r * k_local + 1, k_local):copy(stack:narrow(1, r * m + 1, m)) end
-        multiply(what, out, gathered, b, dt, m, n, W * k_local, o.blocks)
+        multiply_side_by_side(what, out, function(r) return stack:narrow(1, r * m + 1, m) end, b, dt, m, n, k_local,
+          o.blocks)
       end)
       return out
     end
@@ -873,14 +885,8 @@ function M.new(ctx)
           if vendor() == true then
             return reference.gemm(out, shard(r), b:narrow(1, r * k_local + 1, k_local), r == me and 0 or 1)
           end
-          -- Without the vendor's GEMM (no adding into out): the shards side by side once every one is
-          -- here, then one GEMM, as the vendor's path does.
-          if c ~= chunks[#chunks] then return end
-          local gathered = W == 1 and a or workspace("all_gather_matmul gathered", { m, W * k_local }, a.dtype, false)
-          for q = 0, W - 1 do
-            if W > 1 then gathered:narrow(2, q * k_local + 1, k_local):copy(shard(q)) end
-          end
-          multiply(what, out, gathered, b, dt, m, n, W * k_local, o.blocks)
+          -- Without the vendor's GEMM, once every shard is here (as the vendor's path does)
+          if c == chunks[#chunks] then multiply_side_by_side(what, out, shard, b, dt, m, n, k_local, o.blocks) end
         end, function(c)
           local r = c[1]
           if r == me then return {} end
