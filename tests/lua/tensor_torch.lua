@@ -209,6 +209,27 @@ iris.test("add_ and friends with a tensor: same shape, broadcast, and strided vi
   fails("the other tensor has 3 dimensions, this one 2", function() m:add_(ctx:zeros({ 1, 2, 3 }, "float64")) end)
 end)
 
+-- A run of elements takes 16 bytes a step where both tensors start 16-byte aligned (kernels/tensor/
+-- elementwise.hip): every dtype's whole steps and its leftover elements, a start one element off (the
+-- general loop) and a scalar, each element checked.
+iris.test("add_ and friends on long runs: 16-byte steps, the leftover elements, an unaligned start", function()
+  local n = 203 -- not a multiple of any step (2 to 16 elements)
+  for _, dtype in ipairs { "int8", "uint8", "int16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16",
+    "float32", "float64" } do
+    local start = {}
+    for i = 1, n do start[i] = (i - 1) % 50 end
+    local x, y = ctx:tensor(start, dtype), ctx:full(n, 3, dtype)
+    x:add_(y):mul_(2) -- aligned: the 16-byte steps, then the tail
+    local want = {}
+    for i = 1, n do want[i] = ((i - 1) % 50 + 3) * 2 end
+    iris.assert_equal(x, want, dtype)
+    local tail = x:narrow(1, 2, n - 1) -- one element in: not 16-byte aligned
+    tail:sub_(y:narrow(1, 2, n - 1))
+    for i = 2, n do want[i] = want[i] - 3 end
+    iris.assert_equal(x, want, dtype .. ", unaligned")
+  end
+end)
+
 iris.test("every rank changes its own copy (not collective)", function()
   local t = ctx:full(4, ctx.rank, "int32")
   if ctx.rank % 2 == 0 then t:add_(10) end
