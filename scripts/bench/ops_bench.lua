@@ -2,8 +2,8 @@
 -- (--variants: auto; bulk, ctx.ops.matmul then the ctx.ccl collective, or the other way round; overlap,
 -- the vendor's GEMM in chunks beside ctx.ccl's collective of the chunks made, on two streams; fused, the
 -- fused kernel auto runs where it does not take bulk; vendor, ctx.ops' own way through cuBLAS and the
--- collective library; copy_engine, the vendor's GEMM in chunks moved by the copy engine (all but
--- matmul_all_reduce); any variant by name, or all of them) and the vendor's, written here apart from
+-- collective library; copy_engine, the vendor's GEMM in chunks moved by the copy engine; any variant by
+-- name, or all of them) and the vendor's, written here apart from
 -- ctx.ops (cuBLAS, then NCCL, both loaded at run time; absent on the cpu and hip backends, and NCCL
 -- refuses ranks sharing one GPU: the bench says which and why). Each column and the vendor's are timed
 -- --passes times, the order of the columns reversed at each pass, and the fastest pass is kept: the
@@ -37,7 +37,7 @@ local options = iris.options(arg, {
       min = 0 },
     { "variants", "auto,bulk,overlap,fused", "columns: auto, bulk, overlap (the vendor's GEMM in chunks beside the "
       .. "collectives), fused (the fused kernel auto runs where it does not take bulk), vendor (ctx.ops' cuBLAS then NCCL), "
-      .. "copy_engine (the GEMM's chunks moved by the copy engine; not matmul_all_reduce), a variant's name, or all (every variant of the ops)", type = "list" },
+      .. "copy_engine (the GEMM's chunks moved by the copy engine), a variant's name, or all (every variant of the ops)", type = "list" },
     { "passes", 2, "times each column is measured, in reversed order at each pass (the fastest is kept)", min = 1 },
     { "validate", true, "check every variant's result and the vendor's against bulk's (every element)",
       type = "boolean", gpu = false },

@@ -52,7 +52,7 @@ iris.test("matmul_all_reduce: every variant, twice in a row", function()
   local bv = g.values(0, K, N, 2)
   g.fill(b, bv)
   for _, variant in ipairs { "two_shot", "one_shot", "ring", "atomic", "spinlock", "specialized", "bulk", "overlap",
-    "vendor" } do
+    "vendor", COPY_ENGINE } do
     local a, c = ctx:zeros({ M, K }, "float16"), ctx:zeros({ M, N }, "float16")
     for round = 1, 2 do
       g.fill(a, g.values(me, M, K, round))
@@ -278,7 +278,7 @@ iris.test("arguments are checked at the caller's line", function()
     ctx.ops.matmul(ctx:zeros({ 8, 6 }, "int32"), i, ctx:zeros({ 4, 6 }, "int32"))
   end, "out is int32; ctx.ops multiplies float16, bfloat16 and float32")
   refused(function() ctx.ops.matmul_all_reduce(c, a, b, { variant = "push" }) end,
-    "variant must be \"auto\", \"two_shot\", \"one_shot\", \"ring\", \"atomic\", \"spinlock\", \"specialized\", \"bulk\", \"overlap\" or \"vendor\", got 'push'")
+    "variant must be \"auto\", \"two_shot\", \"one_shot\", \"ring\", \"atomic\", \"spinlock\", \"specialized\", \"bulk\", \"overlap\", \"vendor\" or \"copy_engine\", got 'push'")
   refused(function() ctx.ops.matmul_all_gather(ctx:zeros({ 8 * W, 6 }, "float16"), a, b, { variant = "pull" }) end,
     "\"overlap\", \"vendor\" or \"copy_engine\", got 'pull'")
   -- vendor: the library's collectives take whole contiguous buffers, chunks along dim 1
@@ -290,11 +290,11 @@ iris.test("arguments are checked at the caller's line", function()
   refused(function()
     ctx.ops.matmul_all_reduce(ctx:zeros({ 0, 6 }, "float16"), ctx:zeros({ 0, 4 }, "float16"), b, { variant = "overlap" })
   end, "variant \"overlap\" cuts the product's rows into chunks and needs at least one")
-  -- copy_engine: not matmul_all_reduce's; along dim 1, contiguous
-  refused(function() ctx.ops.matmul_all_reduce(c, a, b, { variant = "copy_engine" }) end,
-    "ctx.ops.matmul_all_reduce: variant \"copy_engine\" is matmul_all_gather's, all_gather_matmul's and "
-    .. "matmul_reduce_scatter's")
+  -- copy_engine: along dim 1, contiguous
   if COPY_ENGINE then
+    refused(function()
+      ctx.ops.matmul_all_reduce(ref.window(ctx, 8, 6, "float16"), ctx:zeros({ 8, 4 }, "float16"), b, { variant = "copy_engine" })
+    end, "ctx.ops.matmul_all_reduce: variant \"copy_engine\" cannot run this call: out is not contiguous")
     refused(function()
       ctx.ops.matmul_reduce_scatter(ctx:zeros({ 8, 6 }, "float16"), ctx:zeros({ 8, 4 }, "float16"),
         ctx:zeros({ 4, 6 * W }, "float16"), { variant = "copy_engine", dim = 2 })

@@ -67,11 +67,15 @@ M.VENDOR = VENDOR
 -- the first copy (every rank's destination is free) and its delivery after the last. matmul_all_gather
 -- pushes each chunk of this rank's rows into every rank's out as soon as it is multiplied;
 -- all_gather_matmul pulls each rank's shard of A while the shards already here are multiplied (the
--- vendor's way: one GEMM per shard, adding into out). Gathers along dim 1 of contiguous tensors, ranks
--- on one node. Lua-only like bulk: no device variant code.
+-- vendor's way: one GEMM per shard, adding into out). The reducing ops: matmul_reduce_scatter pushes
+-- each chunk of a peer's rows of the partial product into that peer's inbox as soon as it is multiplied,
+-- and adds its inbox into its own rows once; matmul_all_reduce does the same with each rank's block of
+-- rows, then pushes its summed block into every rank's out in a second call. Along dim 1 of contiguous
+-- tensors, ranks on one node. Lua-only like bulk: no device variant code.
 local COPY_ENGINE = "copy_engine"
 M.COPY_ENGINE = COPY_ENGINE
-local COPY_ENGINE_OPS = { matmul_all_gather = true, all_gather_matmul = true, matmul_reduce_scatter = true }
+local COPY_ENGINE_OPS = { matmul_all_gather = true, all_gather_matmul = true, matmul_reduce_scatter = true,
+  matmul_all_reduce = true }
 -- Whether `variant` is one of the variants written in Lua here (not a kernel's) that `op` takes.
 local function lua_variant(op, variant)
   return variant == BULK or variant == OVERLAP or variant == VENDOR or (variant == COPY_ENGINE and COPY_ENGINE_OPS[op])
@@ -344,10 +348,6 @@ function M.new(ctx)
       local known = o.variant == "auto" or lua_variant(op, o.variant)
       for _, v in ipairs(VARIANTS[op]) do known = known or v == o.variant end
       if not known then
-        if o.variant == COPY_ENGINE then
-          errors.raise("invalid_argument", "%s: variant \"copy_engine\" is matmul_all_gather's, all_gather_matmul's and "
-            .. "matmul_reduce_scatter's (all-reducing needs the sums copied back, not there yet): use another variant", what)
-        end
         local names = { "auto", unpack(VARIANTS[op]) }
         names[#names + 1], names[#names + 2], names[#names + 3] = BULK, OVERLAP, VENDOR
         if COPY_ENGINE_OPS[op] then names[#names + 1] = COPY_ENGINE end
@@ -672,6 +672,47 @@ function M.new(ctx)
   -- The address `bytes` into tensor t's place in rank r's heap.
   local function heap_address(r, t, bytes) return ffi.cast("char*", C.iris_heap_base(r)) + t._offset + bytes end
 
+  -- Variant copy_engine's reduce-scatter by rows, for matmul_reduce_scatter and matmul_all_reduce: rank
+  -- q's block of rows of the product (`rows(q)`: first (1-based) and count) is the sum of every rank's
+  -- partial product there, and ends in q's `own(q)` (a view of its out, for q = this rank). The peers'
+  -- blocks first, from the next rank on, each multiplied into the partials workspace in chunks (so the
+  -- first copy starts after a chunk's GEMM, not a block's) and each chunk pushed by the copy engine into
+  -- that peer's inbox, in the slot of the sending rank (slots of `slot_rows` rows); this rank's own block
+  -- multiplied into own(me) last, while the last copies run. One call of ctx.ccl's copy_engine protocol
+  -- (describing the op as `description`, with `a`, `b` the tensors the ranks pass alike). Returns the
+  -- inbox and where this rank's W - 1 slots lie, to be added into its block once the call is delivered
+  -- (after this function the main stream waits for that).
+  local function reduce_rows_by_copy_engine(what, o, dt, description, buffers, a, b, shape, rows, own, name)
+    local me, W, m, n = ctx.rank, ctx.world_size, a._shape[1], b._shape[2]
+    local row_bytes = n * dt.size
+    local slot_rows = 0
+    for q = 0, W - 1 do slot_rows = math.max(slot_rows, select(2, rows(q))) end
+    local partial = W > 1 and workspace(name .. " partials", { m, n }, a.dtype, false)
+    local inbox = W > 1 and workspace(name .. " inbox", { W * slot_rows, n }, a.dtype, false)
+    local chunks = {}
+    for i = 1, W - 1 do
+      local q = (me + i) % W
+      local first, count = rows(q)
+      if count > 0 then
+        for _, c in ipairs(overlap_chunks(what, count, 2 * count * n * a._shape[2], "rows")) do
+          chunks[#chunks + 1] = { first + c[1] - 1, c[2], q = q, into = c[1] - 1 }
+        end
+      end
+    end
+    local first, count = rows(me)
+    if count > 0 then chunks[#chunks + 1] = { first, count, q = me } end
+    copied(what, o, dt, description, buffers, inbox or a, inbox or a, shape, chunks, false, function(c)
+      chunk_gemm(what, c.q == me and own or partial:narrow(1, c[1], c[2]), a:narrow(1, c[1], c[2]), b, dt, o.blocks)
+    end, function(c)
+      if c.q == me then return {} end
+      return { { heap_address(c.q, inbox, (me * slot_rows + c.into) * row_bytes),
+        heap_address(me, partial, (c[1] - 1) * row_bytes), c[2] * row_bytes } }
+    end)
+    local slots = {}
+    for i = 1, W - 1 do slots[i] = (me + i) % W * slot_rows + 1 end
+    return inbox, slots
+  end
+
   local function log_overlap(what, dt, m, n, k, o, chunks, along)
     if C.iris_log_enabled(0) == 0 then return end
     ctx:debug("%s: %d x %d x %d %s on %d rank%s: overlap%s, %d chunk%s of %d %s, GEMM by %s", what, m, n, k, dt.name,
@@ -724,6 +765,33 @@ function M.new(ctx)
       return out
     end
     if o.variant == BULK then return gemm_then(what, o, dt, m, n, k, out, a, b, out, "all_reduce") end
+    if o.variant == COPY_ENGINE then
+      -- Rank q's block of rows reduced on it as matmul_reduce_scatter's copy_engine does, into its rows of
+      -- out; then, in a second call, each chunk of this rank's block, once its slots are added, pushed
+      -- into the same rows of every other rank's out.
+      local W, me, row_bytes = ctx.world_size, ctx.rank, n * dt.size
+      local function rows(q)
+        local first = math.floor(q * m / W)
+        return first + 1, math.floor((q + 1) * m / W) - first
+      end
+      local first, count = rows(me)
+      local description = ("%d x %d x %d %s (M x N x K, variant copy_engine)"):format(m, n, k * W, dt.name)
+      local inbox, slots = reduce_rows_by_copy_engine(what, o, dt, description, { out = out }, a, b, { m, n, k },
+        rows, count > 0 and out:narrow(1, first, count) or nil, "matmul_all_reduce")
+      if W == 1 then return out end
+      local chunks = count > 0 and overlap_chunks(what, count, 2 * count * n * k, "rows") or {}
+      copied(what, o, dt, description, { out = out }, out, out, { m, n, k }, chunks, false, function(c)
+        local mine = out:narrow(1, first + c[1] - 1, c[2])
+        for _, slot in ipairs(slots) do mine:add_(inbox:narrow(1, slot + c[1] - 1, c[2])) end
+      end, function(c)
+        local at, list = (first + c[1] - 2) * row_bytes, {}
+        for r = 0, W - 1 do
+          if r ~= me then list[#list + 1] = { heap_address(r, out, at), heap_address(me, out, at), c[2] * row_bytes } end
+        end
+        return list
+      end)
+      return out
+    end
     if o.variant == OVERLAP then -- chunks of rows, each all-reduced in place
       local chunks = overlap_chunks(what, m, 2 * m * n * k * ctx.world_size, "rows")
       log_overlap(what, dt, m, n, k * ctx.world_size, o, chunks, "rows")
@@ -948,31 +1016,13 @@ function M.new(ctx)
         false), "reduce_scatter", DIM_OPTIONS[o.dim])
     end
     if o.variant == COPY_ENGINE then
-      -- One chunk per rank's rows of the partial product, the next ranks' first and this rank's own
-      -- last: each peer's rows multiplied into the op's workspace and pushed by the copy engine into
-      -- that peer's inbox (a slot per sending rank), this rank's own rows multiplied into out; once the
-      -- call's deliveries are in, out adds the W - 1 slots of its inbox (t:add_ on the main stream: the
-      -- only work on the multiprocessors besides the GEMMs, once per call).
-      local me, row_bytes = ctx.rank, n * dt.size
-      local partial = W > 1 and workspace("matmul_reduce_scatter partials", { m, n }, a.dtype, false)
-      local inbox = W > 1 and workspace("matmul_reduce_scatter inbox", { m, n }, a.dtype, false)
-      local chunks = {}
-      for i = 1, W do chunks[#chunks + 1] = { (me + i) % W } end
-      copied(what, o, dt, ("%d x %d x %d %s (M x N x K, variant copy_engine)"):format(m, n, k * W, dt.name),
-        { out = out }, inbox or out, inbox or out, { m, n, k }, chunks, false, function(c)
-          local q = c[1]
-          chunk_gemm(what, q == me and out or partial:narrow(1, q * cm + 1, cm), a:narrow(1, q * cm + 1, cm), b, dt,
-            o.blocks)
-        end, function(c)
-          local q = c[1]
-          if q == me then return {} end
-          return { { heap_address(q, inbox, me * cm * row_bytes), heap_address(me, partial, q * cm * row_bytes),
-            cm * row_bytes } }
-        end)
-      for i = 1, W - 1 do
-        local q = (me + i) % W
-        out:add_(inbox:narrow(1, q * cm + 1, cm))
-      end
+      -- Rank q's rows of the product are its out: the peers' partial rows pushed into its inbox, its own
+      -- multiplied into out, then out adds the W - 1 slots (t:add_ on the main stream, once the call is
+      -- delivered: the only work on the multiprocessors besides the GEMMs).
+      local inbox, slots = reduce_rows_by_copy_engine(what, o, dt,
+        ("%d x %d x %d %s (M x N x K, variant copy_engine)"):format(m, n, k * W, dt.name), { out = out }, a, b,
+        { m, n, k }, function(q) return q * cm + 1, cm end, out, "matmul_reduce_scatter")
+      for _, slot in ipairs(slots) do out:add_(inbox:narrow(1, slot, cm)) end
       return out
     end
     if o.variant == OVERLAP then
