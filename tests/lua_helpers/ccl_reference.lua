@@ -116,4 +116,25 @@ function M.members(ctx, group)
   return all
 end
 
+-- Why ctx.ops' variant "vendor" cannot run on these ranks (nil: it can), the same on every rank: its
+-- collective library opened once here (NCCL and RCCL take one rank per GPU, so ranks sharing one under
+-- CUDA MPS cannot; the cpu backend's MPI always opens).
+function M.vendor_why(ctx)
+  local reference = require "iris.reference"
+  local library = reference.open(ctx)
+  if not library.handle then return library.why end
+  reference.close(library)
+  return nil
+end
+
+-- The arguments that are not nil, in order, as a list (a variant list with optional entries).
+function M.present(...)
+  local list = {}
+  for i = 1, select("#", ...) do
+    local v = select(i, ...)
+    if v ~= nil then list[#list + 1] = v end
+  end
+  return list
+end
+
 return M

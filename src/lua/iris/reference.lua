@@ -27,9 +27,18 @@ function M.open(ctx)
   local id = ffi.new("uint8_t[128]")
   local ok, reason = true, nil
   if kind ~= "mpi" then
-    if ctx.rank == 0 and C.iris_reference_unique_id(kind, id, 128) ~= 0 then ok, reason = false, ffi.string(C.iris_last_error()) end
+    -- NCCL and RCCL take one rank per GPU (ranks sharing one under MPS: "invalid usage"): said plainly,
+    -- and the library not asked.
+    local sharing = ffi.new("uint32_t[1]")
+    if C.iris_device_sharing(sharing) == 0 and sharing[0] > 1 then
+      ok, reason = false, ("%s takes one rank per GPU, and %d ranks share this rank's GPU (run one rank per GPU "
+        .. "for the vendor's library)"):format(kind:upper(), sharing[0])
+    end
+    if ctx.rank == 0 and ok and C.iris_reference_unique_id(kind, id, 128) ~= 0 then
+      ok, reason = false, ffi.string(C.iris_last_error())
+    end
     local shared = ctx:broadcast({ ok = ok, reason = reason, id = ok and ffi.string(id, 128) or nil }, 0)
-    ok, reason = shared.ok, shared.reason
+    if ok then ok, reason = shared.ok, shared.reason end -- (this rank's own reason first)
     if ok then ffi.copy(id, shared.id, 128) end
   end
   local out = ffi.new("iris_reference*[1]")
