@@ -7,7 +7,10 @@
 -- ctx.ops (cuBLAS, then NCCL, both loaded at run time; absent on the cpu and hip backends, and NCCL
 -- refuses ranks sharing one GPU: the bench says which and why). Each column and the vendor's are timed
 -- --passes times, the order of the columns reversed at each pass, and the fastest pass is kept: the
--- first column measured at a shape paid something the others did not (docs/perf.md).
+-- first column measured at a shape paid something the others did not (docs/perf.md). On GPUs each timed
+-- call waits behind a 2 ms lead kernel (--lead), so the device's time is measured, not the host's
+-- issue: LuaJIT compiling traces during a column's first hundred calls took up to a millisecond of a
+-- call's issue and made single rows 3 to 4 x slower (docs/perf.md, "The GEMM alone's slow rows").
 --   mpirun -np 2 iris-lua scripts/bench/ops_bench.lua [--op LIST] [--shapes LIST] [--dtype bfloat16]
 --                          [--variants auto,bulk,overlap,fused|all] [--iters N] [--validate] [--csv FILE] [--json FILE]
 -- Shapes are Iris's global M x N x K: Iris's default 8192x4608x36864, and shapes where the communication
@@ -39,6 +42,9 @@ local options = iris.options(arg, {
       .. "collectives), fused (the fused kernel auto runs where it does not take bulk), vendor (ctx.ops' cuBLAS then NCCL), "
       .. "copy_engine (the GEMM's chunks moved by the copy engine), a variant's name, or all (every variant of the ops)", type = "list" },
     { "passes", 2, "times each column is measured, in reversed order at each pass (the fastest is kept)", min = 1 },
+    { "lead", 0, "microseconds the device is kept busy before each timed call, so that the host's issue of the call "
+      .. "(LuaJIT compiling a trace: up to a millisecond) is not timed (iris.bench's lead); 0: timed too", min = 0,
+      gpu = 2000 },
     { "validate", true, "check every variant's result and the vendor's against bulk's (every element)",
       type = "boolean", gpu = false },
   },
@@ -71,7 +77,7 @@ local function slowest(value) return require("iris.broadcast").slowest(value, "o
 local function timed(fn)
   ctx:synchronize()
   ctx:barrier()
-  local ms = iris.bench(fn, { warmup = options.warmup, iters = options.iters }).median_ms
+  local ms = iris.bench(fn, { warmup = options.warmup, iters = options.iters, lead = options.lead }).median_ms
   ctx:synchronize()
   return slowest(ms)
 end
@@ -244,8 +250,10 @@ local function fmt(ms) return ms and ("%11.3f"):format(ms) or ("%11s"):format("-
 local function ratio(ms, ours_ms) return (ms and ours_ms) and ("%9.2f"):format(ms / ours_ms) or ("%9s"):format("-") end
 
 if me == 0 then
-  print(("ops_bench on %d rank%s, backend %s (%s, ctx:get_cu_count() %d), %s, median of %d calls"):format(W,
-    W == 1 and "" or "s", ctx.backend, ctx.device_name or "?", ctx:get_cu_count(), dtype, options.iters))
+  print(("ops_bench on %d rank%s, backend %s (%s, ctx:get_cu_count() %d), %s, median of %d calls%s"):format(W,
+    W == 1 and "" or "s", ctx.backend, ctx.device_name or "?", ctx:get_cu_count(), dtype, options.iters,
+    (options.lead > 0 and ctx.backend ~= "cpu") and (", each after a %d us lead (the host's issue not timed)"):format(options.lead)
+      or ""))
   print("vendor: " .. (vendor.handle and "cuBLAS then NCCL" or "none: " .. vendor.why))
   if cublas.ok and not vendor.handle then print("the GEMM alone is compared with cuBLAS") end
   print(("ms per call for each variant; \"auto runs\" names auto's choice; vend/auto: the vendor's time over auto's; "

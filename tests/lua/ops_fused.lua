@@ -13,6 +13,9 @@ local VENDOR_WHY = ref.vendor_why(ctx)
 local VENDOR = not VENDOR_WHY and "vendor" or nil
 local present = ref.present
 
+-- Sizes with partial 128 x 128 tiles and a partial step of k.
+local M, N, K = 70, 150, 40
+
 -- Where it cannot open (ranks sharing a GPU: NCCL takes one rank per GPU), the other cases leave
 -- variant vendor out, and here it is an error saying why, which auto passes over.
 iris.test("variant vendor without its library: an error saying why, and auto passes over it", function()
@@ -23,9 +26,6 @@ iris.test("variant vendor without its library: an error saying why, and auto pas
   ctx.ops.matmul_all_reduce(c, a, b)
   iris.assert_equal(c, K * W)
 end)
-
--- Sizes with partial 128 x 128 tiles and a partial step of k.
-local M, N, K = 70, 150, 40
 
 -- The sum over the ranks of rank r's A (m x k, salt) times B.
 local function summed(m, n, k, salt, b)
