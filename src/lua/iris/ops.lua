@@ -9,6 +9,8 @@
 local ffi = require "ffi"
 local errors = require "iris.errors"
 local tensor = require "iris.tensor"
+local tensor_core = require "iris.tensor_core"
+local dtypes = require "iris.dtypes"
 local kernel = require "iris.kernel"
 local ccl = require "iris.ccl"
 local codes = require "iris.codes"
@@ -392,7 +394,8 @@ function M.new(ctx)
   end
 
   -- A workspace of `shape` and dtype for `name`, kept between calls with the same shape (collective: a
-  -- new shape allocates on every rank, as the call itself is made on every rank).
+  -- new shape allocates on every rank, as the call itself is made on every rank, so ranks calling with
+  -- other sizes get the allocation's error, named after the op and its workspace).
   local function workspace(name, shape, dtype, zeroed)
     local w = workspaces[name]
     if w and w.dtype == dtype and w._shape[1] == shape[1] and w._shape[2] == shape[2] then return w end
@@ -401,7 +404,8 @@ function M.new(ctx)
         .. "symmetric heap, which every rank does together: make that call once before the capture")
     end
     if w then w:free() end
-    w = zeroed and ctx:zeros(shape, dtype) or ctx:empty(shape, dtype)
+    w = tensor_core.allocate(("ctx.ops.%s's workspace \"%s\""):format(name:match("^%S+"), name), { shape[1], shape[2] },
+      shape[1] * shape[2], dtypes.get(dtype), zeroed)
     workspaces[name] = w
     return w
   end
