@@ -118,8 +118,9 @@ end
 
 -- Why ctx.ops' variant "vendor" cannot run on these ranks (nil: it can), the same on every rank: its
 -- collective library opened once here (NCCL and RCCL take one rank per GPU, so ranks sharing one under
--- CUDA MPS cannot; the cpu backend's MPI always opens).
+-- CUDA MPS cannot; the cpu backend's MPI opens under mpirun). One rank needs no library.
 function M.vendor_why(ctx)
+  if ctx.world_size == 1 then return nil end
   local reference = require "iris.reference"
   local library = reference.open(ctx)
   if not library.handle then return library.why end

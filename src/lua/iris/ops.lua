@@ -643,14 +643,15 @@ function M.new(ctx)
   -- rank and out of it). `a`, `b` and the rank's `shape` (M x N x K as the op's fused kernels describe it):
   -- the call as the ranks must agree on it, which the arrival kernel checks (a rank calling another
   -- variant, op or collective gets the protocol's error naming both), so no meeting of the hosts is
-  -- added; `buffers` (by name) the tensors the copies take chunks of.
-  local function copied(what, o, dt, description, buffers, a, b, shape, chunks, communicate_first, gemm, copies)
+  -- added; `buffers` (by name) the tensors the copies take chunks of; `global` the op's global M, N, K
+  -- (for the debug log).
+  local function copied(what, o, dt, global, buffers, a, b, shape, chunks, communicate_first, gemm, copies)
     local why = copy_engine_refuses(o, buffers)
     if why then errors.raise("invalid_argument", "%s: variant \"copy_engine\" cannot run this call: %s", what, why) end
     if C.iris_log_enabled(0) ~= 0 then
-      ctx:debug("%s: %s on %d rank%s%s, %d chunk%s, GEMM by %s, moved by the copy engine", what, description,
-        ctx.world_size, ctx.world_size == 1 and "" or "s", o.auto and " (auto)" or "", #chunks, #chunks == 1 and "" or "s",
-        vendor_gemm_name())
+      ctx:debug("%s: %d x %d x %d %s (M x N x K, variant copy_engine) on %d rank%s%s, %d chunk%s, GEMM by %s, moved "
+        .. "by the copy engine", what, global[1], global[2], global[3], dt.name, ctx.world_size,
+        ctx.world_size == 1 and "" or "s", o.auto and " (auto)" or "", #chunks, #chunks == 1 and "" or "s", vendor_gemm_name())
     end
     if ctx.world_size == 1 then
       for i = 1, #chunks do gemm(chunks[i]) end
@@ -683,10 +684,10 @@ function M.new(ctx)
   -- first copy starts after a chunk's GEMM, not a block's) and each chunk pushed by the copy engine into
   -- that peer's inbox, in the slot of the sending rank (slots of `slot_rows` rows); this rank's own block
   -- multiplied into own(me) last, while the last copies run. One call of ctx.ccl's copy_engine protocol
-  -- (describing the op as `description`, with `a`, `b` the tensors the ranks pass alike). Returns the
+  -- (`global`: the op's M, N, K for the log; `a`, `b` the tensors the ranks pass alike). Returns the
   -- inbox and where this rank's W - 1 slots lie, to be added into its block once the call is delivered
   -- (after this function the main stream waits for that).
-  local function reduce_rows_by_copy_engine(what, o, dt, description, buffers, a, b, shape, rows, own, name)
+  local function reduce_rows_by_copy_engine(what, o, dt, global, buffers, a, b, shape, rows, own, name)
     local me, W, m, n = ctx.rank, ctx.world_size, a._shape[1], b._shape[2]
     local row_bytes = n * dt.size
     local slot_rows = 0
@@ -705,7 +706,7 @@ function M.new(ctx)
     end
     local first, count = rows(me)
     if count > 0 then chunks[#chunks + 1] = { first, count, q = me } end
-    copied(what, o, dt, description, buffers, inbox or a, inbox or a, shape, chunks, false, function(c)
+    copied(what, o, dt, global, buffers, inbox or a, inbox or a, shape, chunks, false, function(c)
       chunk_gemm(what, c.q == me and own or partial:narrow(1, c[1], c[2]), a:narrow(1, c[1], c[2]), b, dt, o.blocks)
     end, function(c)
       if c.q == me then return {} end
@@ -779,12 +780,12 @@ function M.new(ctx)
         return first + 1, math.floor((q + 1) * m / W) - first
       end
       local first, count = rows(me)
-      local description = ("%d x %d x %d %s (M x N x K, variant copy_engine)"):format(m, n, k * W, dt.name)
-      local inbox, slots = reduce_rows_by_copy_engine(what, o, dt, description, { out = out }, a, b, { m, n, k },
+      local global = { m, n, k * W }
+      local inbox, slots = reduce_rows_by_copy_engine(what, o, dt, global, { out = out }, a, b, { m, n, k },
         rows, count > 0 and out:narrow(1, first, count) or nil, "matmul_all_reduce")
       if W == 1 then return out end
       local chunks = count > 0 and overlap_chunks(what, count, 2 * count * n * k, "rows") or {}
-      copied(what, o, dt, description, { out = out }, out, out, { m, n, k }, chunks, false, function(c)
+      copied(what, o, dt, global, { out = out }, out, out, { m, n, k }, chunks, false, function(c)
         local mine = out:narrow(1, first + c[1] - 1, c[2])
         for _, slot in ipairs(slots) do mine:add_(inbox:narrow(1, slot + c[1] - 1, c[2])) end
       end, function(c)
@@ -847,7 +848,7 @@ function M.new(ctx)
       local me, row_bytes = ctx.rank, n * dt.size
       local chunks = overlap_chunks(what, m, 2 * W * m * n * k, "rows")
       -- (the call as the ranks compare it names out twice: this rank's rows lie elsewhere on each rank)
-      copied(what, o, dt, ("%d x %d x %d %s (M x N x K, variant copy_engine)"):format(W * m, n, k, dt.name),
+      copied(what, o, dt, { W * m, n, k },
         { out = out }, out, out, { m, n, k }, chunks, false, function(c)
           chunk_gemm(what, out:narrow(1, me * m + c[1], c[2]), a:narrow(1, c[1], c[2]), b, dt, o.blocks)
         end, function(c)
@@ -950,7 +951,7 @@ function M.new(ctx)
       local me, chunks = ctx.rank, {}
       for i = 0, W - 1 do chunks[#chunks + 1] = { (me + i) % W } end
       local shard_bytes = m * k_local * dt.size
-      copied(what, o, dt, ("%d x %d x %d %s (M x N x K, variant copy_engine)"):format(m, n, W * k_local, dt.name),
+      copied(what, o, dt, { m, n, W * k_local },
         { A = a }, a, stack or a, { m, n, k_local }, chunks, true, function(c)
           local r = c[1]
           local function shard(q) return q == me and a or stack:narrow(1, q * m + 1, m) end
@@ -1024,7 +1025,7 @@ function M.new(ctx)
       -- multiplied into out, then out adds the W - 1 slots (t:add_ on the main stream, once the call is
       -- delivered: the only work on the multiprocessors besides the GEMMs).
       local inbox, slots = reduce_rows_by_copy_engine(what, o, dt,
-        ("%d x %d x %d %s (M x N x K, variant copy_engine)"):format(m, n, k * W, dt.name), { out = out }, a, b,
+        { m, n, k * W }, { out = out }, a, b,
         { m, n, k }, function(q) return q * cm + 1, cm end, out, "matmul_reduce_scatter")
       for _, slot in ipairs(slots) do out:add_(inbox:narrow(1, slot, cm)) end
       return out
