@@ -16,7 +16,7 @@ list(SORT iris_kernel_files)
 string(REPLACE ";" "\n" iris_kernel_names "${iris_kernel_files}")
 iris_cli_test(warm_lists_every_library_kernel ARGS warm --list STDOUT "^${iris_kernel_names}\n$")
 iris_cli_test(warm_unknown_kernel EXIT 2 ARGS --warm ccl/all_reduse
-  STDERR "^iris-lua warm: no library kernel is named 'ccl/all_reduse'. they are: ccl/all_gather, ccl/all_reduce,")
+  STDERR "^iris-lua warm: no library kernel is named 'ccl/all_reduse'. they are: bench_lead, ccl/all_gather, ccl/all_reduce,")
 
 # 8. The test runner: only files that declare cases are tests (a module beside them is required, from
 # any directory, and not reported); --exclude; before_each/after_each; a failing case shows what each

@@ -32,7 +32,7 @@ expect_error("k:launch: unknown cfg key 'blocks' (did you mean 'block'? cfg keys
   function() mod.k:launch({ grid = 1, blocks = 1 }, buf, 1, ctx, true, 0, buf) end)
 expect_error("k:launch: unknown cfg key 'sharde' (did you mean 'shared'? cfg keys: grid, block, shared)",
   function() mod.k:launch({ grid = 1, block = 1, sharde = 64 }, buf, 1, ctx, true, 0, buf) end)
-expect_error("iris.bench: unknown option 'iterations' (options: warmup, iters)",
+expect_error("iris.bench: unknown option 'iterations' (options: warmup, iters, lead)",
   function() iris.bench(function() end, { iterations = 3 }) end)
 expect_error("ctx:manual_seed: unknown option 'share' (did you mean 'shared'? options: shared)",
   function() ctx:manual_seed(1, { share = true }) end)
