@@ -679,11 +679,11 @@ function M.new(ctx)
 
   -- Variant copy_engine's reduce-scatter by rows, for matmul_reduce_scatter and matmul_all_reduce: rank
   -- q's block of rows of the product (`rows(q)`: first (1-based) and count) is the sum of every rank's
-  -- partial product there, and ends in q's `own(q)` (a view of its out, for q = this rank). The peers'
-  -- blocks first, from the next rank on, each multiplied into the partials workspace in chunks (so the
+  -- partial product there, and ends on rank q (`own`: this rank's block's place, a view of its out, nil
+  -- when the block is empty). The peers' blocks first, from the next rank on, each multiplied into the partials workspace in chunks (so the
   -- first copy starts after a chunk's GEMM, not a block's) and each chunk pushed by the copy engine into
   -- that peer's inbox, in the slot of the sending rank (slots of `slot_rows` rows); this rank's own block
-  -- multiplied into own(me) last, while the last copies run. One call of ctx.ccl's copy_engine protocol
+  -- multiplied into `own` last, while the last copies run. One call of ctx.ccl's copy_engine protocol
   -- (`global`: the op's M, N, K for the log; `a`, `b` the tensors the ranks pass alike). Returns the
   -- inbox and where this rank's W - 1 slots lie, to be added into its block once the call is delivered
   -- (after this function the main stream waits for that).
